@@ -1,0 +1,53 @@
+# Relevance Judge: `make run` serves the app with demo data, `make test` runs the suite.
+# Both set up everything they need (a .venv, the embedded PostgreSQL) on a fresh clone.
+
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+PYTEST_ARGS ?=
+
+.PHONY: run test e2e bench lint format db-stop clean
+
+$(STAMP): pyproject.toml scripts/find-python
+	@python=$$(scripts/find-python) || exit 1; \
+	  [ -x $(PY) ] || { echo "Creating $(VENV) with $$python"; "$$python" -m venv $(VENV); }
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[test,dev]"
+	@touch $(STAMP)
+
+$(VENV)/.installed-bench: $(STAMP)
+	$(PY) -m pip install --quiet -e ".[test,dev,bench]"
+	@touch $@
+
+run: $(STAMP)
+	$(PY) manage.py migrate --no-input
+	$(PY) manage.py load_demo
+	@echo "Serving on http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+test: $(STAMP)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+e2e: $(STAMP)
+	$(PY) -m pytest -m e2e $(PYTEST_ARGS)
+
+bench: $(VENV)/.installed-bench
+	$(PY) tests/bench/bench_metrics_core.py
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(STAMP)
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+db-stop:
+	@if [ -f .pgdata/postmaster.pid ]; then \
+	  $(PY) -c "import pgserver, pathlib; pgserver.pg_ctl(['-w', 'stop'], pgdata=pathlib.Path('.pgdata').resolve(), user='pgserver' if __import__('os').geteuid() == 0 else None)"; \
+	else echo "The embedded PostgreSQL is not running."; fi
+
+clean: db-stop
+	rm -rf $(VENV) .pgdata staticfiles

@@ -1,0 +1,287 @@
+"""The judging data: projects, queries, documents, result lists, hits and grades.
+
+Judgements are append-only events. A rater who changes their mind adds a new
+event; the newest event per rater and pair is that rater's current answer. A
+database trigger (see migration 0002) refuses UPDATE on the table, so any NDCG of
+the past can be recomputed from the log.
+"""
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+
+from judgements.querysets import HitQuerySet, JudgementQuerySet
+
+
+def default_scale() -> list[dict]:
+    return [
+        {"value": 0, "label": "Irrelevant", "description": "Does not answer the query."},
+        {
+            "value": 1,
+            "label": "Partially relevant",
+            "description": "Related, but misses the need.",
+        },
+        {"value": 2, "label": "Relevant", "description": "A good answer to the query."},
+        {"value": 3, "label": "Perfect", "description": "Exactly what the searcher wanted."},
+    ]
+
+
+class Gain(models.TextChoices):
+    EXPONENTIAL = "exponential", "exponential (2^rel - 1)"
+    LINEAR = "linear", "linear (rel)"
+
+
+class Discount(models.TextChoices):
+    LOG2 = "log2", "log2(rank + 1)"
+    RANK = "rank", "rank"
+
+
+class IdealSource(models.TextChoices):
+    JUDGED = "judged", "all judged documents"
+    RETURNED = "returned", "returned hits only"
+
+
+class Consensus(models.TextChoices):
+    MEAN = "mean", "mean"
+    MEDIAN = "median", "median"
+
+
+class Project(models.Model):
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    scale = models.JSONField(
+        default=default_scale,
+        help_text="Grades as a list of {value, label, description}, lowest first.",
+    )
+    guidelines = models.TextField(blank=True, help_text="Markdown shown to raters.")
+    judges_per_pair = models.PositiveSmallIntegerField(default=1)
+    pool_depth = models.PositiveSmallIntegerField(
+        default=10, help_text="Hits down to this rank in any result list are judged."
+    )
+    metric_k = models.PositiveSmallIntegerField("k", default=10)
+    metric_gain = models.CharField("gain", max_length=16, choices=Gain, default=Gain.EXPONENTIAL)
+    metric_discount = models.CharField(
+        "discount", max_length=16, choices=Discount, default=Discount.LOG2
+    )
+    metric_ideal = models.CharField(
+        "ideal", max_length=16, choices=IdealSource, default=IdealSource.JUDGED
+    )
+    consensus = models.CharField(max_length=16, choices=Consensus, default=Consensus.MEAN)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(judges_per_pair__gte=1), name="project_judges_per_pair_gte_1"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(pool_depth__gte=1), name="project_pool_depth_gte_1"
+            ),
+            models.CheckConstraint(condition=models.Q(metric_k__gte=1), name="project_k_gte_1"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("judgements:project", args=[self.slug])
+
+    def clean(self) -> None:
+        errors = scale_errors(self.scale)
+        if errors:
+            raise ValidationError({"scale": errors})
+
+    @property
+    def grade_values(self) -> list[int]:
+        return [step["value"] for step in self.scale]
+
+    @property
+    def max_grade(self) -> int:
+        return max(self.grade_values)
+
+    def grade_label(self, grade: int | None) -> str:
+        if grade is None:
+            return "Can't tell"
+        labels = {step["value"]: step["label"] for step in self.scale}
+        return labels.get(grade, str(grade))
+
+
+def scale_errors(scale) -> list[str]:
+    """Say what is wrong with a grading scale, in words an analyst can act on."""
+    if not isinstance(scale, list) or len(scale) < 2:
+        return ["The scale needs at least two grades."]
+    errors = []
+    for position, step in enumerate(scale, start=1):
+        if not isinstance(step, dict) or not isinstance(step.get("value"), int):
+            errors.append(f"Grade {position} needs an integer value.")
+        elif not str(step.get("label", "")).strip():
+            errors.append(f"Grade {step['value']} needs a label.")
+    values = [step.get("value") for step in scale if isinstance(step, dict)]
+    if len(set(values)) != len(values):
+        errors.append("Grade values must be distinct.")
+    return errors
+
+
+class Query(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="queries")
+    text = models.CharField(max_length=500)
+    description = models.TextField(blank=True, help_text="The information need, for raters.")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name_plural = "queries"
+        ordering = ["project", "text"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "text"], name="query_unique_text"),
+        ]
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class Document(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="documents")
+    external_id = models.CharField(max_length=200, help_text="The search engine's own id.")
+    title = models.CharField(max_length=500, blank=True)
+    url = models.URLField(max_length=2000, blank=True)
+    snippet = models.TextField(blank=True)
+    image_url = models.URLField(max_length=2000, blank=True)
+    fields = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["project", "external_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "external_id"], name="document_unique_external_id"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title or self.external_id
+
+
+class ResultList(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="result_lists")
+    name = models.CharField(max_length=200)
+    engine = models.CharField(max_length=200, blank=True, help_text="Engine configuration.")
+    captured_at = models.DateTimeField(help_text="When the engine returned these hits.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["project", "captured_at", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "name"], name="result_list_unique_name"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Hit(models.Model):
+    result_list = models.ForeignKey(ResultList, on_delete=models.CASCADE, related_name="hits")
+    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="hits")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="hits")
+    rank = models.PositiveIntegerField()
+    score = models.FloatField(null=True, blank=True)
+
+    objects = HitQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["result_list", "query", "rank"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["result_list", "query", "rank"], name="hit_unique_rank"
+            ),
+            models.UniqueConstraint(
+                fields=["result_list", "query", "document"], name="hit_unique_document"
+            ),
+            models.CheckConstraint(condition=models.Q(rank__gte=1), name="hit_rank_gte_1"),
+        ]
+        indexes = [
+            # The pool of a project is read by (query, document) and by rank depth.
+            models.Index(fields=["query", "document", "rank"], name="hit_pair_rank_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.result_list} / {self.query} #{self.rank}"
+
+
+class Judgement(models.Model):
+    class Kind(models.TextChoices):
+        GRADE = "grade", "grade"
+        CANT_TELL = "cant_tell", "can't tell"
+        RETRACT = "retract", "retracted"
+
+    class Source(models.TextChoices):
+        WEB = "web", "rating page"
+        API = "api", "API"
+        IMPORT = "import", "import"
+        DEMO = "demo", "demo data"
+        GENERATED = "generated", "generated load"
+
+    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="judgements")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="judgements")
+    rater = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="judgements"
+    )
+    kind = models.CharField(max_length=16, choices=Kind, default=Kind.GRADE)
+    grade = models.SmallIntegerField(null=True, blank=True)
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    source = models.CharField(max_length=16, choices=Source, default=Source.WEB)
+
+    objects = JudgementQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            # A grade is present exactly when the event is a grade.
+            models.CheckConstraint(
+                condition=(
+                    models.Q(kind="grade", grade__isnull=False)
+                    | (~models.Q(kind="grade") & models.Q(grade__isnull=True))
+                ),
+                name="judgement_grade_iff_kind_grade",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(kind__in=["grade", "cant_tell", "retract"]),
+                name="judgement_kind_valid",
+            ),
+        ]
+        indexes = [
+            # "Latest event per rater and pair": DISTINCT ON reads this index in order.
+            models.Index(
+                fields=["query", "document", "rater", "-created_at", "-id"],
+                name="judgement_latest_idx",
+            ),
+            models.Index(fields=["rater", "-created_at"], name="judgement_rater_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rater} graded {self.document} for {self.query}: {self.grade}"
+
+    def clean(self) -> None:
+        errors = {}
+        if (
+            self.document_id
+            and self.query_id
+            and self.document.project_id != self.query.project_id
+        ):
+            errors["document"] = "This document belongs to another project than the query."
+        if self.kind != self.Kind.GRADE:
+            if self.grade is not None:
+                errors["grade"] = "Only a grade event carries a grade."
+        elif self.grade is None:
+            errors["grade"] = "A grade is required (or answer can't tell)."
+        elif self.query_id and self.grade not in self.query.project.grade_values:
+            scale = self.query.project.grade_values
+            errors["grade"] = f"Grade {self.grade} is outside the scale {min(scale)}-{max(scale)}."
+        if errors:
+            raise ValidationError(errors)

@@ -1,0 +1,71 @@
+"""Query vocabulary for hits and judgements: chainable filters and annotations."""
+
+from django.db import models
+from django.db.models import Avg, Count, Max, Min, StdDev
+
+
+class Median(models.Aggregate):
+    function = "PERCENTILE_CONT"
+    name = "median"
+    output_field = models.FloatField()
+    template = "%(function)s(0.5) WITHIN GROUP (ORDER BY %(expressions)s)"
+
+
+CONSENSUS_AGGREGATES = {"mean": Avg, "median": Median}
+
+
+class HitQuerySet(models.QuerySet):
+    def for_project(self, project):
+        return self.filter(result_list__project=project)
+
+    def in_pool(self, depth: int):
+        return self.filter(rank__lte=depth)
+
+
+class JudgementQuerySet(models.QuerySet):
+    def for_project(self, project):
+        return self.filter(query__project=project)
+
+    def for_query(self, query):
+        return self.filter(query=query)
+
+    def as_of(self, moment):
+        """Only events recorded at or before ``moment``: the log as it was then."""
+        return self.filter(created_at__lte=moment)
+
+    def latest_per_rater(self):
+        """Each rater's newest event per (query, document) pair: one DISTINCT ON query.
+
+        The newest event may be a "can't tell" or a retraction; callers that want
+        grades chain ``.graded()`` on ``current_grades()`` instead.
+        """
+        return self.order_by("query_id", "document_id", "rater_id", "-created_at", "-id").distinct(
+            "query_id", "document_id", "rater_id"
+        )
+
+    def current_grades(self):
+        """Each rater's current grade per pair, leaving out can't-tell and retracted answers."""
+        latest = self.latest_per_rater().values("id")
+        return self.model.objects.filter(id__in=latest, kind=self.model.Kind.GRADE)
+
+    def consensus(self, policy: str = "mean"):
+        """One row per judged pair: the consensus grade of the raters' current grades.
+
+        Rows carry ``query_id``, ``document_id``, ``consensus``, ``raters`` (how many
+        current grades), ``min_grade``, ``max_grade`` and ``spread`` (their standard
+        deviation), in one query.
+        """
+        aggregate = CONSENSUS_AGGREGATES[policy]
+        return (
+            self.current_grades()
+            .order_by()
+            .values("query_id", "document_id")
+            .annotate(
+                consensus=aggregate("grade", output_field=models.FloatField()),
+                raters=Count("id"),
+                min_grade=Min("grade"),
+                max_grade=Max("grade"),
+                spread=StdDev("grade"),
+            )
+            .order_by("query_id", "document_id")
+        )

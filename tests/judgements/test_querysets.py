@@ -1,0 +1,69 @@
+import datetime as dt
+
+import pytest
+import time_machine
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from judgements.models import Judgement
+from tests.factories import JudgementFactory
+
+
+def at(day, hour=12):
+    return dt.datetime(2026, 11, day, hour, tzinfo=dt.UTC)
+
+
+@pytest.fixture
+def pair(query_with_hits):
+    return {"query": query_with_hits, "document": query_with_hits.hits.get(rank=1).document}
+
+
+def grade(rater, pair, value, day, kind="grade"):
+    with time_machine.travel(at(day), tick=False):
+        return JudgementFactory(rater=rater, grade=value, kind=kind, **pair)
+
+
+def test_current_grades_keep_the_newest_event_per_rater(rater, other_rater, pair):
+    grade(rater, pair, 1, day=1)
+    grade(rater, pair, 3, day=2)
+    grade(other_rater, pair, 2, day=1)
+    current = Judgement.objects.current_grades()
+    assert sorted(current.values_list("rater__username", "grade")) == [("alice", 3), ("bob", 2)]
+
+
+def test_current_grades_leave_out_a_rater_whose_newest_answer_is_cant_tell(rater, pair):
+    grade(rater, pair, 2, day=1)
+    grade(rater, pair, None, day=2, kind="cant_tell")
+    assert not Judgement.objects.current_grades().exists()
+
+
+def test_current_grades_as_of_a_past_moment_ignore_later_events(rater, pair):
+    grade(rater, pair, 1, day=1)
+    grade(rater, pair, 3, day=5)
+    then = Judgement.objects.as_of(at(3)).current_grades()
+    assert list(then.values_list("grade", flat=True)) == [1]
+
+
+def test_consensus_is_the_mean_of_current_grades_by_default(rater, other_rater, pair):
+    grade(rater, pair, 0, day=1)
+    grade(rater, pair, 3, day=2)
+    grade(other_rater, pair, 2, day=1)
+    (row,) = Judgement.objects.consensus()
+    assert row["consensus"] == pytest.approx(2.5)
+    assert (row["raters"], row["min_grade"], row["max_grade"]) == (2, 2, 3)
+
+
+def test_consensus_by_median(rater, other_rater, analyst, pair):
+    for user, value in ((rater, 0), (other_rater, 1), (analyst, 3)):
+        grade(user, pair, value, day=1)
+    (row,) = Judgement.objects.consensus(policy="median")
+    assert row["consensus"] == 1.0
+
+
+def test_current_grades_and_consensus_take_one_query_each(rater, other_rater, pair):
+    grade(rater, pair, 1, day=1)
+    grade(other_rater, pair, 2, day=1)
+    with CaptureQueriesContext(connection) as queries:
+        list(Judgement.objects.current_grades())
+        list(Judgement.objects.consensus())
+    assert len(queries) == 2

@@ -1,0 +1,60 @@
+from django.urls import reverse
+
+
+def test_home_redirects_anonymous_visitors_to_login(client):
+    response = client.get("/")
+    assert response.status_code == 302
+    assert response.url.startswith(reverse("login"))
+
+
+def test_login_page_renders(client):
+    response = client.get(reverse("login"))
+    assert response.status_code == 200
+    assert b"Log in" in response.content
+
+
+def test_a_rater_sees_the_project_list_without_analyst_links(client, rater, project):
+    client.force_login(rater)
+    response = client.get("/")
+    assert response.status_code == 200
+    assert b"Outdoor gear" in response.content
+    assert project.get_absolute_url().encode() not in response.content
+
+
+def test_an_analyst_sees_the_project_page(client, analyst, query_with_hits):
+    client.force_login(analyst)
+    project = query_with_hits.project
+    response = client.get(project.get_absolute_url())
+    assert response.status_code == 200
+    assert response.context["query_count"] == 1
+    assert b"bm25" in response.content
+
+
+def test_a_rater_gets_403_on_the_project_page(client, rater, project):
+    client.force_login(rater)
+    response = client.get(project.get_absolute_url())
+    assert response.status_code == 403
+
+
+def test_anonymous_visitors_are_sent_to_login_from_the_project_page(client, project):
+    response = client.get(project.get_absolute_url())
+    assert response.status_code == 302
+
+
+def test_a_rater_cannot_open_the_admin(client, rater):
+    client.force_login(rater)
+    response = client.get("/admin/")
+    assert response.status_code == 302
+    assert "/admin/login/" in response.url
+
+
+def test_the_admin_lists_judgements_for_a_superuser(admin_client, query_with_hits):
+    response = admin_client.get("/admin/judgements/judgement/")
+    assert response.status_code == 200
+
+
+def test_logout_is_a_post_and_ends_the_session(client, rater):
+    client.force_login(rater)
+    response = client.post(reverse("logout"))
+    assert response.status_code == 302
+    assert client.get("/").status_code == 302
