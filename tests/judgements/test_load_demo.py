@@ -1,0 +1,54 @@
+from io import StringIO
+
+from django.contrib.auth import authenticate
+from django.core.management import call_command
+
+from judgements.models import Document, Hit, Judgement, Project, Query, ResultList
+from judgements.roles import Role, has_role
+from judgements.services import DEMO_PASSWORD
+
+MODELS = (Project, Query, Document, ResultList, Hit, Judgement)
+
+
+def counts():
+    return {model.__name__: model.objects.count() for model in MODELS}
+
+
+def test_it_loads_a_realistic_project(db):
+    call_command("load_demo", stdout=StringIO())
+    project = Project.objects.get(slug="outdoor-gear")
+    assert project.queries.count() >= 30
+    assert project.documents.count() >= 300
+    assert project.result_lists.count() == 2
+    raters = Judgement.objects.values("rater__username").distinct().count()
+    assert raters == 3
+
+
+def test_running_it_twice_changes_nothing(db):
+    call_command("load_demo", stdout=StringIO())
+    first = counts()
+    call_command("load_demo", stdout=StringIO())
+    assert counts() == first
+
+
+def test_demo_raters_disagree_on_some_pairs(db):
+    call_command("load_demo", stdout=StringIO())
+    rows = list(Judgement.objects.consensus())
+    spread = [row for row in rows if row["max_grade"] > row["min_grade"]]
+    assert 0 < len(spread) < len(rows) / 2
+
+
+def test_demo_accounts_log_in_with_their_roles(db):
+    call_command("load_demo", stdout=StringIO())
+    for username, role in (("rater_ann", Role.RATER), ("analyst", Role.ANALYST)):
+        user = authenticate(username=username, password=DEMO_PASSWORD)
+        assert user is not None and has_role(user, role)
+    admin = authenticate(username="admin", password=DEMO_PASSWORD)
+    assert admin.is_superuser and has_role(admin, Role.ADMIN)
+    assert not has_role(authenticate(username="rater_ann", password=DEMO_PASSWORD), Role.ANALYST)
+
+
+def test_it_prints_the_demo_logins(db, capsys):
+    call_command("load_demo")
+    output = capsys.readouterr().out
+    assert "rater_ann" in output and "analyst" in output and DEMO_PASSWORD in output
