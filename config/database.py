@@ -11,6 +11,8 @@ import os
 import shutil
 import subprocess
 import warnings
+from contextlib import suppress
+from functools import partial
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -57,19 +59,21 @@ def config_from_url(url: str) -> dict:
 def embedded_server_uri(data_dir: Path) -> str:
     """Start (or reuse) the project's own PostgreSQL and return a URI for its database."""
     data_dir.parent.mkdir(parents=True, exist_ok=True)
+    # platformdirs (used by pgserver) warns when XDG_RUNTIME_DIR is unset, at import
+    # and again at exit; its fallback folder is fine.
+    warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR")
     try:
-        with warnings.catch_warnings():
-            # platformdirs warns when XDG_RUNTIME_DIR is unset; its fallback is fine.
-            warnings.simplefilter("ignore")
-            import pgserver
+        import pgserver
     except ImportError:
         uri = _path_server_uri(data_dir)
+        restart = None
     else:
         # cleanup_mode=None keeps the server up after this process exits, so that
         # manage.py commands and test workers share one running server.
         server = pgserver.get_server(data_dir, cleanup_mode=None)
         uri = server.get_uri()
-    _ensure_database(uri, DEFAULT_DB_NAME)
+        restart = partial(_restart_pgserver, pgserver, server)
+    _prepare_server(uri, DEFAULT_DB_NAME, restart)
     return _with_database(uri, DEFAULT_DB_NAME)
 
 
@@ -107,17 +111,60 @@ def _path_server_uri(data_dir: Path) -> str:
     return f"postgresql://postgres:@/postgres?host={socket_dir}"
 
 
-def _ensure_database(uri: str, name: str) -> None:
+# The embedded server is a development and test database on one disk: larger WAL
+# segments between checkpoints make bulk loads (generate_load, imports) several
+# times faster, and asynchronous commit makes the test suite faster. Neither risks
+# corruption; a crash may lose the last few hundred milliseconds of commits.
+EMBEDDED_SERVER_SETTINGS = {
+    "shared_buffers": "512MB",
+    "max_wal_size": "8GB",
+    "checkpoint_timeout": "30min",
+    "synchronous_commit": "off",
+}
+
+
+def _prepare_server(uri: str, name: str, restart) -> None:
+    """Tune the embedded server once and create the app's database if missing."""
+    if _with_cursor(uri, _tune) and restart is not None:
+        restart()
+    _with_cursor(uri, partial(_create_database, name=name))
+
+
+def _with_cursor(uri: str, action):
     import psycopg2
 
     connection = psycopg2.connect(uri)
     connection.autocommit = True
     try:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
-            if cursor.fetchone() is None:
-                cursor.execute(f'CREATE DATABASE "{name}"')
-    except psycopg2.errors.DuplicateDatabase:
-        pass  # Another process created it between the check and the CREATE.
+            return action(cursor)
     finally:
         connection.close()
+
+
+def _create_database(cursor, name: str) -> None:
+    import psycopg2
+
+    cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
+    if cursor.fetchone() is None:
+        # Another process may create it between the check and the CREATE.
+        with suppress(psycopg2.errors.DuplicateDatabase):
+            cursor.execute(f'CREATE DATABASE "{name}"')
+
+
+def _tune(cursor) -> bool:
+    """Apply EMBEDDED_SERVER_SETTINGS; return whether a restart is needed for them."""
+    cursor.execute("SHOW synchronous_commit")
+    if cursor.fetchone()[0] == EMBEDDED_SERVER_SETTINGS["synchronous_commit"]:
+        return False  # Tuned by an earlier run.
+    for setting, value in EMBEDDED_SERVER_SETTINGS.items():
+        cursor.execute(f"ALTER SYSTEM SET {setting} = %s", [value])
+    cursor.execute("SELECT pg_reload_conf()")
+    return True
+
+
+def _restart_pgserver(pgserver, server) -> None:
+    # shared_buffers takes effect only at start; this happens once, on first use.
+    user = server.system_user
+    log = str(server.log)
+    pgserver.pg_ctl(["-w", "-l", log, "restart"], pgdata=server.pgdata, user=user)

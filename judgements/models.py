@@ -185,8 +185,12 @@ class ResultList(models.Model):
 
 
 class Hit(models.Model):
-    result_list = models.ForeignKey(ResultList, on_delete=models.CASCADE, related_name="hits")
-    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="hits")
+    # Composite indexes below lead with result_list and query, so their own
+    # single-column indexes would only slow down writes.
+    result_list = models.ForeignKey(
+        ResultList, on_delete=models.CASCADE, related_name="hits", db_index=False
+    )
+    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="hits", db_index=False)
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="hits")
     rank = models.PositiveIntegerField()
     score = models.FloatField(null=True, blank=True)
@@ -226,10 +230,16 @@ class Judgement(models.Model):
         DEMO = "demo", "demo data"
         GENERATED = "generated", "generated load"
 
-    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="judgements")
+    # judgement_latest_idx and judgement_rater_idx lead with query and rater.
+    query = models.ForeignKey(
+        Query, on_delete=models.CASCADE, related_name="judgements", db_index=False
+    )
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="judgements")
     rater = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="judgements"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="judgements",
+        db_index=False,
     )
     kind = models.CharField(max_length=16, choices=Kind, default=Kind.GRADE)
     grade = models.SmallIntegerField(null=True, blank=True)

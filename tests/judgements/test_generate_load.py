@@ -1,0 +1,74 @@
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection
+
+from judgements.loadgen import LoadPlan, candidate_documents
+from judgements.models import Document, Hit, Judgement, Project
+
+
+def generate(**options):
+    defaults = {"queries": 20, "hits_per_query": 10, "judgements": 500, "raters": 4}
+    call_command("generate_load", stdout=StringIO(), **(defaults | options))
+    return Project.objects.get(slug=options.get("slug", "generated-load"))
+
+
+def index_names():
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indexname FROM pg_indexes WHERE tablename LIKE 'judgements_%%' ORDER BY 1"
+        )
+        return [name for (name,) in cursor.fetchall()]
+
+
+def test_it_builds_the_requested_sizes(db):
+    project = generate(result_lists=2)
+    assert project.queries.count() == 20
+    assert Hit.objects.filter(result_list__project=project).count() == 2 * 20 * 10
+    assert Judgement.objects.for_project(project).count() == 500
+    ranks = Hit.objects.filter(result_list__project=project).values_list("rank", flat=True)
+    assert set(ranks) == set(range(1, 11))
+
+
+def test_the_same_seed_gives_the_same_judgements(db):
+    def fingerprint(project):
+        rows = Judgement.objects.for_project(project).values_list(
+            "query__text", "document__external_id", "rater__username", "grade", "created_at"
+        )
+        return sorted(rows)
+
+    first = fingerprint(generate(seed=7, slug="a"))
+    assert fingerprint(generate(seed=7, slug="b")) == first
+    assert fingerprint(generate(seed=8, slug="c")) != first
+
+
+def test_running_it_again_replaces_the_project(db):
+    generate(judgements=100)
+    project = generate(judgements=50)
+    assert Project.objects.filter(slug="generated-load").count() == 1
+    assert Judgement.objects.count() == 50
+    assert Document.objects.filter(project=project).count() == project.documents.count()
+
+
+def test_indexes_and_constraints_are_all_back_after_a_bulk_load(db):
+    before = index_names()
+    generate()  # Empty tables, so the indexes are dropped and rebuilt.
+    assert index_names() == before
+
+
+def test_graded_events_stay_within_the_scale(db):
+    project = generate()
+    grades = set(Judgement.objects.for_project(project).values_list("grade", flat=True))
+    assert grades <= {0, 1, 2, 3}
+
+
+def test_candidates_of_a_query_are_distinct_documents():
+    plan = LoadPlan(queries=50, hits_per_query=40, judgements=0)
+    candidates = candidate_documents(plan)
+    assert all(len(set(row)) == plan.candidates for row in candidates.tolist())
+
+
+def test_a_zero_size_is_refused_with_the_option_named(db):
+    with pytest.raises(CommandError, match="--queries must be at least 1"):
+        generate(queries=0)
