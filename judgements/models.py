@@ -70,6 +70,12 @@ class Project(models.Model):
         "ideal", max_length=16, choices=IdealSource, default=IdealSource.JUDGED
     )
     consensus = models.CharField(max_length=16, choices=Consensus, default=Consensus.MEAN)
+    raters = models.ManyToManyField(
+        settings.AUTH_USER_MODEL,
+        blank=True,
+        related_name="rated_projects",
+        help_text="Only these raters may grade the project; empty means every rater.",
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -246,6 +252,9 @@ class Judgement(models.Model):
     note = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     source = models.CharField(max_length=16, choices=Source, default=Source.WEB)
+    import_id = models.UUIDField(
+        null=True, blank=True, help_text="The import that brought this event in, if any."
+    )
 
     objects = JudgementQuerySet.as_manager()
 
