@@ -1,0 +1,78 @@
+"""The numeric core of Relevance Judge: NDCG and friends, with numpy and the standard library only.
+
+Per query, for the "show the working" table::
+
+    from metrics.core import ideal_grades, ndcg
+    ideal = ideal_grades("judged", ranked_grades=ranked, judged_grades=judged)
+    result = ndcg(ranked, ideal, k=10, gain="exponential", discount="log2")
+    result.ndcg, result.rows
+
+For a whole result list in one vectorised call::
+
+    from metrics.core import ndcg_batch
+    batch = ndcg_batch(grades, offsets, k=10, ideal_grades=judged, ideal_offsets=judged_offsets)
+    batch.ndcg, batch.mean, batch.zero_idcg_count
+
+Definitions (gains, discounts, negative and fractional grades, IDCG = 0) are
+documented in :mod:`metrics.core.gains` and :mod:`metrics.core.ndcg`. Nothing
+here imports Django, so the core runs and is tested without a database.
+"""
+
+from metrics.core.aggregate import NdcgSummary, mean_ndcg, mean_over, summarize
+from metrics.core.batch import BatchNdcgResult, grade_counts, idcg_from_counts, ndcg_batch
+from metrics.core.batch_measures import (
+    average_precision_batch,
+    precision_batch,
+    reciprocal_rank_batch,
+)
+from metrics.core.gains import Discount, Gain, discount_values, gain_values
+from metrics.core.measures import (
+    average_precision,
+    expected_reciprocal_rank,
+    precision,
+    reciprocal_rank,
+)
+from metrics.core.ndcg import (
+    IdealDepth,
+    IdealSource,
+    NdcgResult,
+    RankRow,
+    Unjudged,
+    cumulative_gain,
+    dcg,
+    ideal_grades,
+    ndcg,
+)
+from metrics.core.segments import offsets_from_lengths
+
+__all__ = [
+    "BatchNdcgResult",
+    "Discount",
+    "Gain",
+    "IdealDepth",
+    "IdealSource",
+    "NdcgResult",
+    "NdcgSummary",
+    "RankRow",
+    "Unjudged",
+    "average_precision",
+    "average_precision_batch",
+    "cumulative_gain",
+    "dcg",
+    "discount_values",
+    "expected_reciprocal_rank",
+    "gain_values",
+    "grade_counts",
+    "idcg_from_counts",
+    "ideal_grades",
+    "mean_ndcg",
+    "mean_over",
+    "ndcg",
+    "ndcg_batch",
+    "offsets_from_lengths",
+    "precision",
+    "precision_batch",
+    "reciprocal_rank",
+    "reciprocal_rank_batch",
+    "summarize",
+]

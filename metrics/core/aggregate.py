@@ -1,0 +1,137 @@
+"""Averages over queries, with the zero-IDCG count and judged coverage kept in sight.
+
+A system's score over a query set is the mean of its per-query NDCG values.
+Queries whose IDCG is 0 have NDCG 0 (trec_eval's convention) and are counted,
+so a mean dragged down by queries nobody judged relevant can be told apart
+from a mean dragged down by bad rankings.
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from metrics.core.ndcg import NdcgResult
+
+
+@dataclass(frozen=True, slots=True)
+class NdcgSummary:
+    """Mean NDCG over ``queries`` and what stands behind it."""
+
+    mean: float
+    queries: int
+    zero_idcg_queries: int
+    judged: int
+    retrieved: int
+
+    @property
+    def coverage(self) -> float:
+        """Judged share of all evaluated hits; 0.0 when no hit was evaluated."""
+        return self.judged / self.retrieved if self.retrieved else 0.0
+
+
+def summarize(
+    ndcg: ArrayLike, idcg: ArrayLike, judged: ArrayLike, retrieved: ArrayLike
+) -> NdcgSummary:
+    """Summarise per-query arrays (for example a :class:`BatchNdcgResult`'s).
+
+    Parameters
+    ----------
+    ndcg, idcg : array-like of float, shape (n_queries,)
+    judged, retrieved : array-like of int, shape (n_queries,)
+        Judged and returned hits in each query's top ``k``.
+
+    Returns
+    -------
+    summary : NdcgSummary
+        ``mean`` is 0.0 for an empty query set.
+
+    References
+    ----------
+    .. [1] trec_eval, ``meas_avg.c`` (mean over queries, IDCG = 0 gives 0).
+
+    Examples
+    --------
+    >>> s = summarize([0.85, 0.0], [10.8, 0.0], [4, 3], [4, 4])
+    >>> s.mean, s.zero_idcg_queries, s.coverage
+    (0.425, 1, 0.875)
+    """
+    ndcg_values = np.asarray(ndcg, dtype=np.float64)
+    all_irrelevant = np.asarray(idcg, dtype=np.float64) == 0.0
+    return NdcgSummary(
+        mean=float(np.mean(ndcg_values)) if len(ndcg_values) else 0.0,
+        queries=len(ndcg_values),
+        zero_idcg_queries=int(np.count_nonzero(all_irrelevant)),
+        judged=int(np.sum(judged)),
+        retrieved=int(np.sum(retrieved)),
+    )
+
+
+def mean_ndcg(results: Iterable[NdcgResult]) -> NdcgSummary:
+    """Mean NDCG of per-query results, with the zero-IDCG count and coverage.
+
+    Parameters
+    ----------
+    results : iterable of NdcgResult
+        One result per query, from :func:`metrics.core.ndcg.ndcg`.
+
+    Returns
+    -------
+    summary : NdcgSummary
+
+    References
+    ----------
+    .. [1] trec_eval, ``meas_avg.c`` (mean over queries, IDCG = 0 gives 0).
+
+    Examples
+    --------
+    Worked examples A and C, plus a query with no relevant judged document:
+
+    >>> from metrics.core.ndcg import ndcg
+    >>> results = [ndcg([2, 3, 1, 2], [3, 2, 2, 1], k=4),
+    ...            ndcg([3, 2, 3, 0], [3, 3, 2, 0], k=4, gain="linear"),
+    ...            ndcg([0, None], [0, 0], k=4)]
+    >>> summary = mean_ndcg(results)
+    >>> round(summary.mean, 12), summary.zero_idcg_queries, summary.coverage
+    (0.609525064227, 1, 0.9)
+    """
+    listed = list(results)
+    return summarize(
+        [r.ndcg for r in listed],
+        [r.idcg for r in listed],
+        [r.judged for r in listed],
+        [r.retrieved for r in listed],
+    )
+
+
+def mean_over(values: ArrayLike, n_queries: int) -> float:
+    """Mean of per-query values over ``n_queries``, queries not listed counting 0.
+
+    This is trec_eval's ``-c``: queries with judgements but no results still
+    count in the divisor.
+
+    Parameters
+    ----------
+    values : array-like of float
+        Values of the queries that were evaluated.
+    n_queries : int
+        Number of queries the mean is over; at least ``len(values)``.
+
+    Returns
+    -------
+    mean : float
+        0.0 when ``n_queries`` is 0.
+
+    References
+    ----------
+    .. [1] trec_eval, ``-c`` option (``meas_avg.c``).
+
+    Examples
+    --------
+    >>> mean_over([0.5, 1.0], 4)
+    0.375
+    """
+    if n_queries < len(np.atleast_1d(values)):
+        raise ValueError("n_queries cannot be smaller than the number of values")
+    return float(np.sum(values)) / n_queries if n_queries else 0.0

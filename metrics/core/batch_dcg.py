@@ -1,0 +1,204 @@
+"""DCG and ideal DCG of many queries at once, on flat arrays with offsets.
+
+These are the building blocks of :func:`metrics.core.batch.ndcg_batch`; see
+there for the definitions. The ideal DCG of integer grades needs no
+per-query sort: with per-grade counts and the prefix sums ``P`` of the
+discount table, ``IDCG = sum_g gain(g) * (P[end_g] - P[start_g])``.
+"""
+
+import numpy as np
+
+from metrics.core.gains import (
+    Discount,
+    Gain,
+    discount_prefix_sums,
+    discount_values,
+    gain_values,
+)
+from metrics.core.segments import (
+    FloatArray,
+    Int64Array,
+    padded_rows,
+    positions,
+    segment_ids,
+    segment_sums,
+)
+
+# Integer grades up to this value take the per-grade-count path for the ideal.
+MAX_COUNTED_GRADE = 64
+
+
+def judged_counts(
+    ranked: FloatArray, offsets: Int64Array, k: int | None
+) -> tuple[Int64Array, Int64Array]:
+    """Return judged and returned hit counts within each query's top ``k``.
+
+    Examples
+    --------
+    >>> judged, retrieved = judged_counts(np.array([1.0, np.nan, 0.0]), np.array([0, 3]), 2)
+    >>> judged.tolist(), retrieved.tolist()
+    ([1], [2])
+    """
+    lengths = np.diff(offsets)
+    retrieved = lengths if k is None else np.minimum(lengths, k)
+    is_judged = ~np.isnan(ranked)
+    if k is not None:
+        is_judged &= positions(offsets) < k
+    judged = segment_sums(is_judged.astype(np.int64), offsets)
+    return judged.astype(np.int64), retrieved.astype(np.int64)
+
+
+def ranked_dcg(
+    ranked: FloatArray, offsets: Int64Array, k: int | None, gain: Gain, discount: Discount
+) -> FloatArray:
+    """DCG at ``k`` of each query's ranked grades (NaN and negative grades give 0).
+
+    Examples
+    --------
+    >>> ranked_dcg(np.array([2.0, 0, 3, 2]), np.array([0, 4]), None, "linear", "rank").tolist()
+    [3.5]
+    """
+    return ranked_dcg_and_judged(ranked, offsets, k, gain, discount)[0]
+
+
+def ranked_dcg_and_judged(
+    ranked: FloatArray, offsets: Int64Array, k: int | None, gain: Gain, discount: Discount
+) -> tuple[FloatArray, Int64Array, Int64Array]:
+    """DCG at ``k`` and the judged and returned hit counts in each query's top ``k``.
+
+    Examples
+    --------
+    >>> dcg, judged, retrieved = ranked_dcg_and_judged(
+    ...     np.array([2.0, np.nan, 3, 2]), np.array([0, 4]), 2, "linear", "rank")
+    >>> dcg.tolist(), judged.tolist(), retrieved.tolist()
+    ([2.0], [1], [2])
+    """
+    lengths = np.diff(offsets)
+    longest = int(lengths.max()) if len(lengths) else 0
+    width = longest if k is None else min(k, longest)
+    retrieved = np.minimum(lengths, width)
+    # A dense (queries x width) matrix turns the sums into one matrix-vector
+    # product; it is used when padding short lists wastes little memory.
+    if len(lengths) * width <= 2 * len(ranked) + 1024:
+        matrix, _ = padded_rows(ranked, offsets, width)
+        dcg = gain_values(matrix, gain) @ discount_values(width, discount)
+        return dcg, np.count_nonzero(~np.isnan(matrix), axis=1).astype(np.int64), retrieved
+    weights = np.zeros(longest)
+    weights[:width] = discount_values(width, discount)
+    dcg = segment_sums(gain_values(ranked, gain) * weights[positions(offsets)], offsets)
+    return dcg, judged_counts(ranked, offsets, k)[0], retrieved
+
+
+def idcg_from_counts(
+    counts: Int64Array, depth: int | None, gain: Gain, discount: Discount
+) -> FloatArray:
+    """Ideal DCG of each query from its per-grade counts, without sorting.
+
+    Parameters
+    ----------
+    counts : ndarray of int, shape (n_queries, n_levels)
+        ``counts[q, g]``: judged documents of grade ``g`` for query ``q``.
+    depth : int or None
+        Ideal positions summed; None sums them all.
+    gain, discount : str
+        As in :func:`metrics.core.batch.ndcg_batch`.
+
+    Returns
+    -------
+    idcg : ndarray of float64, shape (n_queries,)
+
+    References
+    ----------
+    .. [1] trec_eval, ``m_ndcg_cut.c`` (ideal DCG walked level by level).
+
+    Examples
+    --------
+    Worked example A's ideal ``[3, 2, 2, 1]`` as counts of grades 0 to 3:
+
+    >>> idcg_from_counts(np.array([[0, 1, 2, 1]]), 4, "exponential", "log2").round(9).tolist()
+    [10.823465819]
+    """
+    n_queries, n_levels = counts.shape
+    if n_levels < 2:
+        return np.zeros(n_queries)
+    # Grade 0 has gain 0, so only grades n_levels-1 down to 1 are placed.
+    best_first = counts[:, :0:-1]
+    ends = np.cumsum(best_first, axis=1)
+    starts = ends - best_first
+    if depth is not None:
+        ends, starts = np.minimum(ends, depth), np.minimum(starts, depth)
+    prefix = discount_prefix_sums(int(ends[:, -1].max()) if n_queries else 0, discount)
+    level_gains = gain_values(np.arange(n_levels - 1, 0, -1), gain)
+    return (prefix[ends] - prefix[starts]) @ level_gains
+
+
+def idcg_from_grades(
+    grades: FloatArray, offsets: Int64Array, depth: int | None, gain: Gain, discount: Discount
+) -> FloatArray:
+    """Ideal DCG of each query from its judged grades, flat with offsets.
+
+    Small non-negative integer grades are turned into per-grade counts
+    (:func:`idcg_from_counts`); other grades are sorted within each query.
+
+    Examples
+    --------
+    >>> grades, offsets = np.array([0.5, 2.5, 1.0, np.nan, -1.0]), np.array([0, 3, 5])
+    >>> idcg_from_grades(grades, offsets, None, "linear", "rank").tolist()
+    [3.1666666666666665, 0.0]
+    """
+    counts = grade_counts(grades, offsets)
+    if counts is not None:
+        return idcg_from_counts(counts, depth, gain, discount)
+    usable = grades >= 0  # NaN compares False, so unjudged grades drop out too.
+    owner = segment_ids(offsets)[usable]
+    values = grades[usable]
+    n_queries = len(offsets) - 1
+    order = np.lexsort((-values, owner))
+    sorted_offsets = np.searchsorted(owner[order], np.arange(n_queries + 1))
+    return ranked_dcg(values[order], sorted_offsets, depth, gain, discount)
+
+
+def grade_counts(grades: FloatArray, offsets: Int64Array) -> Int64Array | None:
+    """Per-query counts of each integer grade, or None if the grades are not small integers.
+
+    NaN and negative grades are not counted (they never enter an ideal list).
+    Computing the counts once lets several cut-offs share them through
+    ``ndcg_batch(..., ideal_counts=counts)``.
+
+    Parameters
+    ----------
+    grades : ndarray of float64, shape (n_grades,)
+        Judged grades of all queries, flat.
+    offsets : ndarray of int64, shape (n_queries + 1,)
+
+    Returns
+    -------
+    counts : ndarray of int64, shape (n_queries, max_grade + 1), or None
+        None when a usable grade is fractional or above ``MAX_COUNTED_GRADE``.
+
+    References
+    ----------
+    .. [1] trec_eval, ``form_res_rels.c`` (``rel_levels``, the same counts).
+
+    Examples
+    --------
+    >>> grade_counts(np.array([3.0, 2, 2, 1, np.nan, 0]), np.array([0, 4, 6])).tolist()
+    [[0, 1, 2, 1], [1, 0, 0, 0]]
+    >>> grade_counts(np.array([0.5]), np.array([0, 1])) is None
+    True
+    """
+    n_queries = len(offsets) - 1
+    owner = segment_ids(offsets)
+    usable = grades >= 0  # NaN compares False, so unjudged grades drop out too.
+    values = grades
+    if not np.all(usable):
+        owner, values = owner[usable], grades[usable]
+    top_grade = values.max() if len(values) else 0.0
+    if top_grade > MAX_COUNTED_GRADE:
+        return None
+    levels = int(top_grade) + 1
+    whole = values.astype(np.int64)
+    if not np.array_equal(whole, values):
+        return None
+    flat = np.bincount(owner * levels + whole, minlength=n_queries * levels)
+    return flat.reshape(n_queries, levels)

@@ -1,0 +1,350 @@
+"""Reading TREC qrels and run files into column arrays, without a loop per line.
+
+Formats (whitespace separated, as trec_eval reads them)
+------------------------------------------------------
+qrels: ``qid iter docno grade``, exactly 4 columns.
+run: ``qid Q0 docno rank score tag``, at least 6 columns; later columns are
+ignored, and so is the rank column (ranks come from the scores).
+
+Blank lines and lines whose first field starts with ``#`` are skipped. Grades
+and scores must be numbers (grades may be fractional or negative); a bad line
+raises :class:`TrecFormatError` naming the file, the line and the problem.
+
+A file is handled a few megabytes at a time, each piece as one byte array:
+token boundaries, line numbers and the text of the needed columns come from
+a few numpy passes over it, with no Python loop per line.
+"""
+
+import mmap
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+# Longest qid or docno accepted, in bytes; TREC identifiers are far shorter.
+MAX_ID_BYTES = 256
+_WORD = 8
+_SPACE = 32  # Bytes up to and including the space character separate fields.
+CHUNK_BYTES = 1 << 22  # Text handled per numpy pass; see _parse.
+# _KEEP_LOW_BYTES[n] keeps the first n bytes of a little-endian 8-byte word.
+_KEEP_LOW_BYTES = np.array([(1 << (8 * n)) - 1 for n in range(_WORD + 1)], dtype=np.uint64)
+
+
+class TrecFormatError(ValueError):
+    """A qrels or run file line that cannot be read; ``str()`` is the user message."""
+
+    def __init__(self, path: str, line: int, problem: str) -> None:
+        super().__init__(f"{path}, line {line}: {problem}")
+        self.path, self.line, self.problem = path, line, problem
+
+
+@dataclass(frozen=True)
+class TrecColumns:
+    """The columns the evaluation needs from a qrels or run file.
+
+    ``qids`` and ``docnos`` are fixed-width byte strings (``S`` dtype) compared
+    byte by byte like C's ``strcmp``; ``values`` holds grades (qrels) or
+    scores (run); ``lines`` holds each row's 1-based line number.
+    """
+
+    path: str
+    qids: NDArray[np.bytes_]
+    docnos: NDArray[np.bytes_]
+    values: NDArray[np.float64]
+    lines: NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class _Tokens:
+    buffer: NDArray[np.uint8]
+    starts: NDArray[np.int64]
+    ends: NDArray[np.int64]
+    first: NDArray[np.int64]  # Index of the first token of each content line.
+    counts: NDArray[np.int64]  # Tokens on each content line.
+    line_numbers: NDArray[np.int64]
+    n_newlines: int  # Newlines in the text, not counting the two added around it.
+
+
+def read_qrels(path: str | Path) -> TrecColumns:
+    """Read a TREC qrels file (``qid iter docno grade``).
+
+    Parameters
+    ----------
+    path : str or Path
+
+    Returns
+    -------
+    qrels : TrecColumns
+        ``values`` are the grades.
+
+    Raises
+    ------
+    TrecFormatError
+        On a line without exactly 4 columns or with a non-numeric grade.
+    OSError
+        When the file cannot be read.
+
+    References
+    ----------
+    .. [1] trec_eval, ``get_qrels.c``.
+    """
+    return _read(Path(path), _QRELS)
+
+
+def read_run(path: str | Path) -> TrecColumns:
+    """Read a TREC run file (``qid Q0 docno rank score tag``).
+
+    Parameters
+    ----------
+    path : str or Path
+
+    Returns
+    -------
+    run : TrecColumns
+        ``values`` are the scores.
+
+    Raises
+    ------
+    TrecFormatError
+        On a line with fewer than 6 columns or a non-numeric score.
+
+    References
+    ----------
+    .. [1] trec_eval, ``get_trec_results.c``.
+    """
+    return _read(Path(path), _RUN)
+
+
+def parse_qrels(data: bytes, path: str = "<qrels>") -> TrecColumns:
+    """Parse qrels text; see :func:`read_qrels`.
+
+    Examples
+    --------
+    >>> qrels = parse_qrels(b"301 0 DOC-1 2\\n\\n301 0 DOC-2 0.5\\n")
+    >>> qrels.docnos.tolist(), qrels.values.tolist(), qrels.lines.tolist()
+    ([b'DOC-1', b'DOC-2'], [2.0, 0.5], [1, 3])
+    """
+    return _parse(data, path, _QRELS)
+
+
+def parse_run(data: bytes, path: str = "<run>") -> TrecColumns:
+    """Parse run text; see :func:`read_run`.
+
+    Examples
+    --------
+    >>> run = parse_run(b"301 Q0 DOC-1 1 2.5 tag\\n# comment\\n301 Q0 DOC-2 2 1e-3 tag x\\n")
+    >>> run.qids.tolist(), run.values.tolist(), run.lines.tolist()
+    ([b'301', b'301'], [2.5, 0.001], [1, 3])
+    """
+    return _parse(data, path, _RUN)
+
+
+@dataclass(frozen=True)
+class _Format:
+    columns: str
+    min_columns: int
+    max_columns: int | None
+    value_column: int
+    value_name: str
+
+
+_QRELS = _Format("qid iter docno grade", 4, 4, 3, "grade")
+_RUN = _Format("qid Q0 docno rank score tag", 6, None, 4, "score")
+
+
+def _read(path: Path, form: _Format) -> TrecColumns:
+    with path.open("rb") as stream:
+        if os.fstat(stream.fileno()).st_size == 0:
+            return _parse(b"", str(path), form)
+        # Mapping the file lets it be handled chunk by chunk without reading
+        # it all into memory first.
+        with mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            return _parse(mapped, str(path), form)
+
+
+def _parse(data: bytes | mmap.mmap, path: str, form: _Format) -> TrecColumns:
+    """Parse the text a few megabytes at a time, cut at line ends.
+
+    Chunks keep the many temporary arrays small enough to stay in the
+    processor's caches, which makes the numpy passes several times faster
+    than over a whole large file.
+    """
+    pieces, lines_before, start = [], 0, 0
+    while start < len(data):
+        end = _chunk_end(data, start)
+        tokens = _tokenize(_padded_buffer(data, start, end))
+        pieces.append(_chunk_columns(tokens, path, form, lines_before))
+        lines_before += tokens.n_newlines
+        start = end
+    return TrecColumns(
+        path,
+        _joined_words([p.qids for p in pieces]),
+        _joined_words([p.docnos for p in pieces]),
+        np.concatenate([p.values for p in pieces] or [np.zeros(0)]),
+        np.concatenate([p.lines for p in pieces] or [np.zeros(0, dtype=np.int64)]),
+    )
+
+
+def _joined_words(pieces: list[NDArray[np.uint64]]) -> NDArray[np.bytes_]:
+    """Join chunks' (rows, words) matrices, widening narrower ones with zero words.
+
+    Joining the words rather than ``S`` arrays of different widths avoids a
+    slow string cast.
+    """
+    n_words = max((p.shape[1] for p in pieces), default=1)
+    joined = np.zeros((sum(len(p) for p in pieces), n_words), dtype="<u8")
+    row = 0
+    for piece in pieces:
+        joined[row : row + len(piece), : piece.shape[1]] = piece
+        row += len(piece)
+    return joined.view(f"S{n_words * _WORD}").ravel()
+
+
+def _chunk_end(data: bytes | mmap.mmap, start: int) -> int:
+    """End of the chunk starting at ``start``: just after a newline, or the end of the data."""
+    limit = start + CHUNK_BYTES
+    if limit >= len(data):
+        return len(data)
+    newline = data.rfind(b"\n", start, limit)
+    if newline < 0:  # A line longer than a chunk: take it whole.
+        newline = data.find(b"\n", limit)
+    return len(data) if newline < 0 else newline + 1
+
+
+class _ChunkColumns(NamedTuple):
+    qids: NDArray[np.uint64]  # (rows, words), see _text_column.
+    docnos: NDArray[np.uint64]
+    values: NDArray[np.float64]
+    lines: NDArray[np.int64]
+
+
+def _chunk_columns(tokens: _Tokens, path: str, form: _Format, lines_before: int) -> _ChunkColumns:
+    wrong = tokens.counts < form.min_columns
+    if form.max_columns is not None:
+        wrong |= tokens.counts > form.max_columns
+    bad = np.flatnonzero(wrong)
+    if len(bad):
+        found = tokens.counts[bad[0]]
+        problem = f"expected {form.min_columns} columns ({form.columns}), found {found}"
+        raise TrecFormatError(path, lines_before + int(tokens.line_numbers[bad[0]]), problem)
+    lines = tokens.line_numbers + lines_before
+    qids = _text_column(tokens, tokens.first, path, "qid", lines)
+    docnos = _text_column(tokens, tokens.first + 2, path, "docno", lines)
+    values = _number_column(tokens, tokens.first + form.value_column, path, form.value_name, lines)
+    return _ChunkColumns(qids, docnos, values, lines)
+
+
+def _empty_buffer(size: int) -> NDArray[np.uint8]:
+    """A buffer for ``size`` bytes of text between two newlines, plus zero padding.
+
+    The newlines make the first and last lines like any other; the padding
+    lets every token be read as whole 8-byte words without running past the
+    end.
+    """
+    buffer = np.empty(size + 2 + MAX_ID_BYTES + _WORD, dtype=np.uint8)
+    buffer[0] = buffer[size + 1] = ord("\n")
+    buffer[size + 2 :] = 0
+    return buffer
+
+
+def _padded_buffer(data: bytes | mmap.mmap, start: int, end: int) -> NDArray[np.uint8]:
+    """Copy ``data[start:end]`` into a padded buffer (see :func:`_empty_buffer`)."""
+    buffer = _empty_buffer(end - start)
+    # A view of the file's bytes, copied once; slicing the mapping would copy twice.
+    view = np.frombuffer(data, dtype=np.uint8, count=end - start, offset=start)
+    buffer[1 : end - start + 1] = view
+    del view  # An open view would keep the mapping from being closed.
+    return buffer
+
+
+def _tokenize(buffer: NDArray[np.uint8]) -> _Tokens:
+    """Find every token and the content lines they sit on, in a few array passes."""
+    text = buffer[: len(buffer) - MAX_ID_BYTES - _WORD]
+    space = text <= _SPACE
+    # starts_here[i] is True when a token starts at byte i + 1.
+    starts_here = space[:-1] > space[1:]
+    starts = np.flatnonzero(starts_here) + 1
+    ends = np.flatnonzero(space[1:] > space[:-1]) + 1
+    newlines = np.flatnonzero(text == ord("\n"))
+    # Tokens of line j start between newline j and newline j + 1. Summing the
+    # flags as bytes into 32-bit totals is much faster than a sum of booleans.
+    counts = np.add.reduceat(starts_here.view(np.uint8), newlines[:-1], dtype=np.int32)
+    counts = counts.astype(np.int64)
+    first = np.cumsum(counts) - counts
+    has_tokens = counts > 0
+    content = has_tokens.copy()
+    content[has_tokens] = buffer[starts[first[has_tokens]]] != ord("#")
+    line_numbers = np.flatnonzero(content) + 1
+    return _Tokens(
+        buffer, starts, ends, first[content], counts[content], line_numbers, len(newlines) - 2
+    )
+
+
+def _text_column(
+    tokens: _Tokens, token_index: NDArray[np.int64], path: str, name: str, lines: NDArray
+) -> NDArray[np.uint64]:
+    """Return the given tokens' bytes as (rows, words) little-endian 8-byte words.
+
+    Viewed as ``S`` with the width of the row, the matrix holds the tokens as
+    zero-padded byte strings.
+    """
+    starts = tokens.starts[token_index]
+    lengths = tokens.ends[token_index] - starts
+    if len(lengths) and lengths.max() > MAX_ID_BYTES:
+        row = int(np.argmax(lengths > MAX_ID_BYTES))
+        problem = f"{name} longer than {MAX_ID_BYTES} bytes"
+        raise TrecFormatError(path, int(lines[row]), problem)
+    n_words = max(1, -(-int(lengths.max(initial=1)) // _WORD))
+    # An unaligned view of the buffer as overlapping little-endian words, one
+    # per byte offset, lets one fancy index read 8 bytes of every token.
+    words_at = np.ndarray(
+        (len(tokens.buffer) - _WORD + 1,), dtype="<u8", buffer=tokens.buffer, strides=(1,)
+    )
+    words = np.empty((len(starts), n_words), dtype="<u8")
+    for w in range(n_words):
+        kept_bytes = np.clip(lengths - w * _WORD, 0, _WORD)
+        words[:, w] = words_at[starts + w * _WORD] & _KEEP_LOW_BYTES[kept_bytes]
+    return words
+
+
+def _number_column(
+    tokens: _Tokens, token_index: NDArray[np.int64], path: str, name: str, lines: NDArray
+) -> NDArray[np.float64]:
+    starts = tokens.starts[token_index]
+    single_digit = tokens.ends[token_index] - starts == 1
+    digits = tokens.buffer[starts] - np.uint8(ord("0"))
+    single_digit &= digits < 10
+    if np.all(single_digit):
+        # Grades are mostly one digit; reading them directly skips string parsing.
+        return digits.astype(np.float64)
+    words = _text_column(tokens, token_index, path, name, lines)
+    # Parsing is faster on strings no wider than the longest token.
+    width = max(1, int((tokens.ends[token_index] - starts).max(initial=1)))
+    chars = words.view(np.uint8).reshape(len(words), -1)[:, :width]
+    text = np.ascontiguousarray(chars).view(f"S{width}").ravel()
+    values = _numbers(text)
+    bad = np.flatnonzero(np.isnan(values))
+    # "nan" itself parses, but no score or grade may be NaN: it cannot be ranked.
+    if len(bad):
+        row = int(bad[0])
+        problem = f"{name} {text[row].decode(errors='replace')!r} is not a number"
+        raise TrecFormatError(path, int(lines[row]), problem)
+    return values
+
+
+def _numbers(text: NDArray[np.bytes_]) -> NDArray[np.float64]:
+    """Parse any number Python accepts; NaN marks a token that is not one."""
+    try:
+        return text.astype(np.float64)
+    except ValueError:
+        return np.array([_float_or_nan(t) for t in text.tolist()])
+
+
+def _float_or_nan(text: bytes) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return float("nan")
