@@ -13,6 +13,7 @@ from judgements import bulk, loadgen
 from judgements.loadgen import LoadPlan
 from judgements.models import Document, Hit, Judgement, Project, Query, ResultList
 from judgements.roles import Role, can_rate
+from metrics.services import metrics_schedule_refresh
 
 
 @transaction.atomic
@@ -48,6 +49,7 @@ def judgement_record(
         judgement.created_at = created_at
     judgement.full_clean()
     judgement.save()
+    metrics_schedule_refresh(project_id=query.project_id, query_ids=[query.pk])
     return judgement
 
 

@@ -1,7 +1,9 @@
 from django.core.management.base import BaseCommand
 
 from judgements.demo import build_demo
+from judgements.models import Project
 from judgements.services import DEMO_PASSWORD, demo_load
+from metrics.services import metrics_rebuild
 
 
 class Command(BaseCommand):
@@ -12,6 +14,12 @@ class Command(BaseCommand):
         created = demo_load(data=data)
         summary = ", ".join(f"{count} {kind}" for kind, count in created.items())
         self.stdout.write(f"Demo project '{data.project['name']}': created {summary}.")
+        if created["judgements"]:
+            # The demo's judgements span two weeks: show NDCG moving day by day.
+            first = min(judgement["created_at"] for judgement in data.judgements)
+            project = Project.objects.get(slug=data.project["slug"])
+            written = metrics_rebuild(project=project, since=first, every="day")
+            self.stdout.write(f"Metric series rebuilt: {written} per-query points.")
         self.stdout.write(f"Demo logins (password for all: {DEMO_PASSWORD}):")
         for user in data.users:
             self.stdout.write(f"  {user['username']:<10} {user['role']}")

@@ -1,0 +1,70 @@
+"""Stored metric values: a time series per result list, per query and overall."""
+
+from django.db import models
+from django.utils import timezone
+
+from judgements.models import Query, ResultList
+
+
+class MetricPoint(models.Model):
+    """One metric value of a result list as of a moment of the judgement log.
+
+    ``query`` is null for the mean over the result list's queries; then ``judged``,
+    ``retrieved`` and ``judgements`` are sums over the queries, ``queries`` counts
+    them and ``zero_idcg`` counts those with no relevant judged document.
+    """
+
+    result_list = models.ForeignKey(
+        ResultList, on_delete=models.CASCADE, related_name="metric_points"
+    )
+    query = models.ForeignKey(
+        Query, on_delete=models.CASCADE, null=True, blank=True, related_name="metric_points"
+    )
+    metric = models.CharField(max_length=120, help_text="MetricSpec.name: every parameter.")
+    as_of = models.DateTimeField(help_text="Judgements recorded after this are ignored.")
+    value = models.FloatField()
+    dcg = models.FloatField(null=True, blank=True)
+    idcg = models.FloatField(null=True, blank=True)
+    judged = models.PositiveIntegerField(help_text="Judged hits within the cut-off.")
+    retrieved = models.PositiveIntegerField(help_text="Hits within the cut-off.")
+    judgements = models.PositiveIntegerField(help_text="Current grades counted.")
+    queries = models.PositiveIntegerField(default=1)
+    zero_idcg = models.PositiveIntegerField(default=0)
+    computed_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            # nulls_distinct=False: the overall point (query NULL) is unique too.
+            models.UniqueConstraint(
+                fields=["result_list", "query", "metric", "as_of"],
+                nulls_distinct=False,
+                name="metric_point_unique",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["result_list", "metric", "query", "-as_of"], name="metric_point_series_idx"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        scope = self.query or "all queries"
+        return f"{self.metric} of {self.result_list} for {scope} as of {self.as_of:%Y-%m-%d %H:%M}"
+
+    @property
+    def coverage(self) -> float:
+        return self.judged / self.retrieved if self.retrieved else 0.0
+
+
+class StaleQuery(models.Model):
+    """A query whose judgements changed since its metrics were last computed.
+
+    Grading marks the query (one row however many grades arrive), and the
+    recomputation task takes and deletes the marks, so bursts coalesce.
+    """
+
+    query = models.OneToOneField(Query, on_delete=models.CASCADE, primary_key=True)
+    marked_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"{self.query} (stale since {self.marked_at:%Y-%m-%d %H:%M})"
