@@ -88,14 +88,19 @@ def pair_grades(
 
 
 def result_list_grades(
-    result_list_id: int, pairs: PairGrades, *, depth: int | None
+    result_list_id: int,
+    pairs: PairGrades,
+    *,
+    depth: int | None,
+    query_ids: list[int] | None = None,
 ) -> ResultListGrades:
     """Grades of a result list's hits (NaN if unjudged) and each query's judged grades.
 
     Queries are those with at least one hit in the result list, in id order, as
-    trec_eval evaluates the queries of the run. ``depth`` limits the hits read.
+    trec_eval evaluates the queries of the run. ``depth`` limits the hits read and
+    ``query_ids`` the queries.
     """
-    params = {"result_list": result_list_id, "queries": None, "depth": depth}
+    params = {"result_list": result_list_id, "queries": query_ids, "depth": depth}
     hits = _fetch(HITS_SQL, params, columns=3)
     query_ids, hit_starts = np.unique(hits[:, 0], return_index=True)
     offsets = np.r_[hit_starts, len(hits)].astype(np.int64)

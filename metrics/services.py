@@ -1,10 +1,10 @@
 """Recomputing stored metrics: selectors in, metrics.core in the middle, rows out."""
 
 import datetime as dt
+import math
 
-import numpy as np
 from django.db import transaction
-from django.db.models import Avg, Count, Sum
+from django.db.models import Count, Sum
 from django.utils import timezone
 
 from judgements.models import Project, ResultList
@@ -26,14 +26,22 @@ POINT_FIELDS = [
 ]
 
 
-def result_list_evaluate(result_list: ResultList, spec: MetricSpec, *, as_of, pairs=None):
-    """Evaluate every query of ``result_list``: (ResultListGrades, BatchNdcgResult)."""
+def result_list_evaluate(
+    result_list: ResultList, spec: MetricSpec, *, as_of, pairs=None, query_ids=None
+):
+    """Evaluate the queries of ``result_list`` (all, or ``query_ids``).
+
+    Returns (ResultListGrades, BatchNdcgResult). ``pairs`` may be passed in when
+    several result lists are evaluated against the same grades.
+    """
     if pairs is None:
-        pairs = selectors.pair_grades(result_list.project_id, as_of=as_of, policy=spec.consensus)
+        pairs = selectors.pair_grades(
+            result_list.project_id, as_of=as_of, policy=spec.consensus, query_ids=query_ids
+        )
     # Reading only the top k is exact unless unjudged hits are removed first or
     # the ideal is built from every returned hit.
     depth = spec.k if spec.unjudged == "zero" and spec.ideal == "judged" else None
-    grades = selectors.result_list_grades(result_list.pk, pairs, depth=depth)
+    grades = selectors.result_list_grades(result_list.pk, pairs, depth=depth, query_ids=query_ids)
     ideal, ideal_offsets = (
         (grades.ranked_grades, grades.offsets)
         if spec.ideal == "returned"
@@ -55,11 +63,11 @@ def result_list_evaluate(result_list: ResultList, spec: MetricSpec, *, as_of, pa
 
 def metric_points_build(result_list, spec, *, as_of, pairs=None, only=None) -> list[MetricPoint]:
     """Unsaved per-query points of ``result_list`` (restricted to ``only`` query ids)."""
-    grades, result = result_list_evaluate(result_list, spec, as_of=as_of, pairs=pairs)
-    selected = (
-        np.ones(len(grades.query_ids), bool)
-        if only is None
-        else np.isin(grades.query_ids, list(only))
+    # Only the given queries are read from PostgreSQL, so a refresh after one grade
+    # costs one query's worth of rows, not the project's.
+    query_ids = None if only is None else sorted(only)
+    grades, result = result_list_evaluate(
+        result_list, spec, as_of=as_of, pairs=pairs, query_ids=query_ids
     )
     now = timezone.now()
     return [
@@ -78,7 +86,7 @@ def metric_points_build(result_list, spec, *, as_of, pairs=None, only=None) -> l
             zero_idcg=int(result.idcg[i] == 0.0),
             computed_at=now,
         )
-        for i in np.flatnonzero(selected)
+        for i in range(len(grades.query_ids))
     ]
 
 
@@ -92,8 +100,11 @@ def overall_point(result_list, spec, *, as_of) -> MetricPoint | None:
         .distinct("query_id")
         .values("id")
     )
+    # The mean is summed exactly (math.fsum, in query order) rather than with SQL's
+    # AVG, whose floating-point result depends on the order rows are scanned in:
+    # a rebuild must reproduce the stored value to the last bit.
+    values = MetricPoint.objects.filter(id__in=latest).order_by("query_id")
     totals = MetricPoint.objects.filter(id__in=latest).aggregate(
-        value=Avg("value"),
         judged=Sum("judged"),
         retrieved=Sum("retrieved"),
         judgements=Sum("judgements"),
@@ -102,6 +113,7 @@ def overall_point(result_list, spec, *, as_of) -> MetricPoint | None:
     )
     if not totals["queries"]:
         return None
+    totals["value"] = math.fsum(values.values_list("value", flat=True)) / totals["queries"]
     return MetricPoint(
         result_list=result_list,
         query=None,
