@@ -33,8 +33,13 @@ test: $(STAMP)
 e2e: $(STAMP)
 	$(PY) -m pytest -m e2e $(PYTEST_ARGS)
 
+# Benchmarks report ratios against peers measured in the same run; the Django ones
+# use the development database and build a generate_load project (~40 s) if missing.
 bench: $(VENV)/.installed-bench
 	$(PY) tests/bench/bench_metrics_core.py
+	$(PY) tests/bench/bench_queue.py
+	$(PY) tests/bench/bench_dashboards.py
+	$(PY) tests/bench/bench_export.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -3,6 +3,8 @@
 from django.db import models
 from django.db.models import Avg, Count, Max, Min, StdDev
 
+from judgements.roles import can_rate, is_analyst
+
 
 class Median(models.Aggregate):
     function = "PERCENTILE_CONT"
@@ -69,3 +71,27 @@ class JudgementQuerySet(models.QuerySet):
             )
             .order_by("query_id", "document_id")
         )
+
+    def visible_to(self, user):
+        """Events ``user`` may read: every event for an analyst, their own for a rater."""
+        if is_analyst(user):
+            return self
+        if can_rate(user):
+            return self.filter(rater=user)
+        return self.none()
+
+    def still_current(self):
+        """Events that no later event of the same rater on the same pair has replaced.
+
+        Unlike ``latest_per_rater`` (one DISTINCT ON over every event), each row is
+        checked with an index probe, so a page of a long history reads only that page.
+        """
+        later = self.model.objects.filter(
+            query=models.OuterRef("query"),
+            document=models.OuterRef("document"),
+            rater=models.OuterRef("rater"),
+        ).filter(
+            models.Q(created_at__gt=models.OuterRef("created_at"))
+            | models.Q(created_at=models.OuterRef("created_at"), id__gt=models.OuterRef("id"))
+        )
+        return self.filter(~models.Exists(later))

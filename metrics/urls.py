@@ -1,2 +1,17 @@
+from django.urls import path
+
+from metrics import views
+
 app_name = "metrics"
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.index, name="index"),
+    path("<slug:slug>/", views.overview, name="overview"),
+    path("<slug:slug>/compare/", views.compare, name="compare"),
+    path("<slug:slug>/raters/", views.raters, name="raters"),
+    path("<slug:slug>/<int:result_list_id>/queries/", views.queries, name="queries"),
+    path(
+        "<slug:slug>/<int:result_list_id>/queries/<int:query_id>/",
+        views.query_detail,
+        name="query",
+    ),
+]

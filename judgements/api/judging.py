@@ -1,0 +1,257 @@
+"""The judgement log, current grades, consensus, a rater's queue, imports and exports."""
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import generics, serializers, status
+from rest_framework.parsers import MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from judgements import exporters, importers, queue, services
+from judgements.api.access import IsAnalyst, IsRater, LogPages, Pages, project_to_rate
+from judgements.api.catalogue import UPLOAD_CHUNK, streamed, validated
+from judgements.api.filters import JudgementFilter, filter_parameters
+from judgements.models import Consensus, Document, Judgement, Project, Query
+
+
+class JudgementOutputSerializer(serializers.ModelSerializer):
+    query_text = serializers.CharField(source="query.text")
+    external_id = serializers.CharField(source="document.external_id")
+    rater = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = Judgement
+        fields = [
+            "id", "query", "query_text", "document", "external_id", "rater", "kind", "grade",
+            "note", "created_at", "source", "import_id",
+        ]  # fmt: skip
+
+
+class JudgementListApi(generics.ListAPIView):
+    """The judgement log, oldest first, with a cursor. A rater sees only their own events."""
+
+    permission_classes = [IsRater]
+    serializer_class = JudgementOutputSerializer
+    pagination_class = LogPages
+    filterset_class = JudgementFilter
+
+    def get_queryset(self):
+        events = Judgement.objects.visible_to(self.request.user)
+        return events.select_related("query", "document", "rater")
+
+
+class JudgementCreateApi(APIView):
+    """Record an answer to a pair as the signed-in rater, with ``source=api``.
+
+    Each post is one event (judgements are never overwritten): a grade, "can't tell"
+    (``kind=cant_tell``, no grade) or a retraction. The pair must be one of the
+    project's hits and the rater allowed on the project.
+    """
+
+    class InputSerializer(serializers.Serializer):
+        query = serializers.PrimaryKeyRelatedField(queryset=Query.objects.all())
+        document = serializers.PrimaryKeyRelatedField(queryset=Document.objects.all())
+        kind = serializers.ChoiceField(choices=Judgement.Kind.choices, default="grade")
+        grade = serializers.IntegerField(
+            required=False, allow_null=True, default=None, min_value=-32768, max_value=32767
+        )
+        note = serializers.CharField(
+            required=False, allow_blank=True, default="", max_length=10_000
+        )
+
+    permission_classes = [IsRater]
+
+    @extend_schema(request=InputSerializer, responses={201: JudgementOutputSerializer})
+    def post(self, request):
+        data = validated(self.InputSerializer, request.data)
+        project_to_rate(request.user, data["query"].project.slug)
+        judgement = services.judgement_api_submit(rater=request.user, **data)
+        return Response(JudgementOutputSerializer(judgement).data, status.HTTP_201_CREATED)
+
+
+class NextPairApi(APIView):
+    """The next pair for the signed-in rater, leased to them for a few minutes.
+
+    Asking again before answering returns the same pair. 204 when the queue is empty.
+    """
+
+    class OutputSerializer(serializers.Serializer):
+        class QuerySerializer(serializers.Serializer):
+            id = serializers.IntegerField()
+            text = serializers.CharField()
+            description = serializers.CharField()
+
+        class DocumentSerializer(serializers.ModelSerializer):
+            class Meta:
+                model = Document
+                fields = ["id", "external_id", "title", "url", "snippet", "image_url", "fields"]
+
+        project = serializers.CharField(source="project.slug")
+        query = QuerySerializer()
+        document = DocumentSerializer()
+        best_rank = serializers.IntegerField()
+        scale = serializers.JSONField(source="project.scale")
+
+    permission_classes = [IsRater]
+
+    @extend_schema(responses={200: OutputSerializer, 204: OpenApiResponse(description="Done.")})
+    def get(self, request, slug):
+        project = project_to_rate(request.user, slug)
+        pair = queue.queue_next_pair(rater=request.user, project=project)
+        if pair is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(self.OutputSerializer(pair).data)
+
+
+class GradeListApi(generics.ListAPIView):
+    """Each rater's current grade per pair of the project (from the filtered events)."""
+
+    class OutputSerializer(serializers.ModelSerializer):
+        rater = serializers.SlugRelatedField(slug_field="username", read_only=True)
+        external_id = serializers.CharField(source="document.external_id")
+
+        class Meta:
+            model = Judgement
+            fields = ["query", "document", "external_id", "rater", "grade", "created_at"]
+
+    queryset = Judgement.objects.none()  # for the schema; get_queryset() is used
+    permission_classes = [IsAnalyst]
+    serializer_class = OutputSerializer
+    pagination_class = Pages
+    filterset_class = JudgementFilter
+
+    def get_queryset(self):
+        project = get_object_or_404(Project, slug=self.kwargs["slug"])
+        return Judgement.objects.for_project(project)
+
+    def filter_queryset(self, queryset):
+        grades = super().filter_queryset(queryset).current_grades()
+        return grades.select_related("document", "rater").order_by(
+            "query_id", "document_id", "rater_id"
+        )
+
+
+POLICY = OpenApiParameter("policy", enum=Consensus.values, description="Default: the project's.")
+
+
+@extend_schema(parameters=[POLICY])
+class ConsensusListApi(generics.ListAPIView):
+    """The consensus grade of every judged pair, from the raters' current grades."""
+
+    class OutputSerializer(serializers.Serializer):
+        query = serializers.IntegerField(source="query_id")
+        document = serializers.IntegerField(source="document_id")
+        consensus = serializers.FloatField()
+        raters = serializers.IntegerField()
+        min_grade = serializers.IntegerField()
+        max_grade = serializers.IntegerField()
+        spread = serializers.FloatField(allow_null=True)
+
+    queryset = Judgement.objects.none()  # for the schema; get_queryset() is used
+    permission_classes = [IsAnalyst]
+    serializer_class = OutputSerializer
+    pagination_class = Pages
+    filterset_class = JudgementFilter
+
+    def get_queryset(self):
+        self.project = get_object_or_404(Project, slug=self.kwargs["slug"])
+        return Judgement.objects.for_project(self.project)
+
+    def filter_queryset(self, queryset):
+        params = validated(ExportParams, self.request.query_params)
+        events = super().filter_queryset(queryset)
+        return events.consensus(params["policy"] or self.project.consensus)
+
+
+# RRE is one JSON document; the other formats are lines of text.
+EXPORT_BODY = {"application/json": OpenApiTypes.OBJECT}
+
+
+class ExportParams(serializers.Serializer):
+    format = serializers.ChoiceField(choices=exporters.FORMATS, default="jsonl")
+    policy = serializers.ChoiceField(choices=Consensus.values, required=False, default="")
+
+
+class JudgementExportApi(APIView):
+    """The project's judgement events, streamed in one of several formats.
+
+    See judgements.exporters for the formats. Filters are those of the judgement log.
+    """
+
+    dataset = "events"
+    permission_classes = [IsAnalyst]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("format", enum=exporters.FORMATS, description="Default: jsonl."),
+            POLICY,
+            *filter_parameters(JudgementFilter),
+        ],
+        responses={
+            (200, content_type): EXPORT_BODY.get(content_type, OpenApiTypes.BINARY)
+            for content_type in sorted(set(exporters.CONTENT_TYPES.values()))
+        },
+    )
+    def get(self, request, slug):
+        project = get_object_or_404(Project, slug=slug)
+        params = validated(ExportParams, request.query_params)
+        events = JudgementFilter(request.query_params, Judgement.objects.for_project(project))
+        if not events.is_valid():
+            raise serializers.ValidationError(events.errors)
+        export = exporters.judgement_export(
+            project=project,
+            events=events.qs,
+            dataset=self.dataset,
+            file_format=params["format"],
+            policy=params["policy"],
+        )
+        return streamed(export)
+
+
+class GradeExportApi(JudgementExportApi):
+    """Each rater's current grade per pair, streamed; filters apply to the events first."""
+
+    dataset = "grades"
+
+
+class ConsensusExportApi(JudgementExportApi):
+    """The consensus grade per pair, streamed; pair formats round it to a grade."""
+
+    dataset = "consensus"
+
+
+class JudgementImportApi(APIView):
+    """Append judgements from another tool's file as ``source=import`` events; all or nothing.
+
+    Quepid, qrels, RRE and LTR grades go to the project's import rater
+    (``import.<slug>``); event files (``jsonl``, ``csv``) keep their raters and times.
+    ``queries`` (optional, for qrels) is a CSV with ``id,text`` naming each ``qid``.
+    """
+
+    class InputSerializer(serializers.Serializer):
+        file = serializers.FileField()
+        format = serializers.ChoiceField(choices=sorted(importers.JUDGEMENT_FORMATS))
+        queries = serializers.FileField(required=False, default=None)
+
+    class OutputSerializer(serializers.Serializer):
+        rows = serializers.IntegerField()
+        created = serializers.IntegerField()
+        import_id = serializers.UUIDField()
+        rater = serializers.CharField(help_text="The import rater, for pair formats.")
+
+    permission_classes = [IsAnalyst]
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(request=InputSerializer, responses={201: OutputSerializer})
+    def post(self, request, slug):
+        project = get_object_or_404(Project, slug=slug)
+        data = validated(self.InputSerializer, request.data)
+        result = services.judgement_import(
+            project=project,
+            upload=data["file"].chunks(UPLOAD_CHUNK),
+            file_format=data["format"],
+            uploaded_by=request.user,
+            query_map=data["queries"] and data["queries"].chunks(UPLOAD_CHUNK),
+        )
+        return Response(self.OutputSerializer(result).data, status=status.HTTP_201_CREATED)

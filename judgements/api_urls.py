@@ -1,0 +1,66 @@
+from django.urls import path, re_path
+
+from judgements.api import catalogue, errors, judging, tokens
+
+app_name = "api"
+urlpatterns = [
+    path("token/", tokens.token_page, name="token"),
+    path("projects/", catalogue.ProjectListApi.as_view(), name="projects"),
+    path("projects/<slug:slug>/", catalogue.ProjectDetailApi.as_view(), name="project"),
+    path("projects/<slug:slug>/queries/", catalogue.QueryListApi.as_view(), name="queries"),
+    path(
+        "projects/<slug:slug>/queries/import/",
+        catalogue.QueryImportApi.as_view(),
+        name="queries-import",
+    ),
+    path("projects/<slug:slug>/documents/", catalogue.DocumentListApi.as_view(), name="documents"),
+    path(
+        "projects/<slug:slug>/documents/import/",
+        catalogue.DocumentImportApi.as_view(),
+        name="documents-import",
+    ),
+    path(
+        "projects/<slug:slug>/result-lists/",
+        catalogue.ResultListListApi.as_view(),
+        name="result-lists",
+    ),
+    path(
+        "projects/<slug:slug>/result-lists/import/",
+        catalogue.ResultListImportApi.as_view(),
+        name="result-lists-import",
+    ),
+    path("result-lists/<int:pk>/", catalogue.ResultListDetailApi.as_view(), name="result-list"),
+    path("result-lists/<int:pk>/hits/", catalogue.HitListApi.as_view(), name="hits"),
+    path(
+        "result-lists/<int:pk>/export/",
+        catalogue.ResultListExportApi.as_view(),
+        name="result-list-export",
+    ),
+    path("judgements/", judging.JudgementListApi.as_view(), name="judgements"),
+    path("judgements/create/", judging.JudgementCreateApi.as_view(), name="judgement-create"),
+    path("projects/<slug:slug>/next/", judging.NextPairApi.as_view(), name="next"),
+    path("projects/<slug:slug>/grades/", judging.GradeListApi.as_view(), name="grades"),
+    path("projects/<slug:slug>/consensus/", judging.ConsensusListApi.as_view(), name="consensus"),
+    path(
+        "projects/<slug:slug>/judgements/import/",
+        judging.JudgementImportApi.as_view(),
+        name="judgements-import",
+    ),
+    path(
+        "projects/<slug:slug>/judgements/export/",
+        judging.JudgementExportApi.as_view(),
+        name="judgements-export",
+    ),
+    path(
+        "projects/<slug:slug>/grades/export/",
+        judging.GradeExportApi.as_view(),
+        name="grades-export",
+    ),
+    path(
+        "projects/<slug:slug>/consensus/export/",
+        judging.ConsensusExportApi.as_view(),
+        name="consensus-export",
+    ),
+    # Anything else under /api/ answers in the API's error shape, not an HTML page.
+    re_path(r"^[\s\S]*$", errors.not_found),
+]

@@ -1,0 +1,82 @@
+import os
+from contextlib import nullcontext
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from judgements import importers, services
+from judgements.importers.progress import ProgressBar
+from judgements.models import Project
+
+
+class Command(BaseCommand):
+    help = (
+        "Import judgements (Quepid CSV, TREC qrels, RRE JSON, LTR, or this app's events as "
+        "JSON Lines or CSV) into a project, all or nothing. See judgements.importers."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("project", help="project slug")
+        parser.add_argument("file")
+        parser.add_argument("--format", required=True, choices=sorted(importers.JUDGEMENT_FORMATS))
+        parser.add_argument("--queries", help="CSV with id,text naming the qids of a qrels file")
+        parser.add_argument("--user", help="the analyst recorded as uploading the file")
+
+    def handle(self, *args, **options):
+        project = project_named(options["project"])
+        uploaded_by = user_named(options["user"])
+        with open(options["file"], "rb") as upload, optional(options["queries"]) as queries:
+            result = run_import(
+                self,
+                services.judgement_import,
+                project=project,
+                upload=ProgressBar(self.stderr, total=size(upload)).chunks(upload),
+                file_format=options["format"],
+                uploaded_by=uploaded_by,
+                query_map=chunks(queries),
+            )
+        message = f"Imported {result.created} judgements as import {result.import_id}"
+        self.stdout.write(self.style.SUCCESS(f"{message} (rater {result.rater or 'per row'})."))
+
+
+# Shared by the other import and export commands.
+
+
+def project_named(slug: str) -> Project:
+    try:
+        return Project.objects.get(slug=slug)
+    except Project.DoesNotExist:
+        raise CommandError(f'No project has the slug "{slug}".') from None
+
+
+def user_named(username: str | None):
+    if username is None:
+        return None
+    try:
+        return get_user_model().objects.get_by_natural_key(username)
+    except get_user_model().DoesNotExist:
+        raise CommandError(f'No user is named "{username}".') from None
+
+
+def size(file) -> int:
+    return os.fstat(file.fileno()).st_size
+
+
+def optional(path: str | None):
+    return open(path, "rb") if path else nullcontext()
+
+
+def chunks(file):
+    return iter(lambda: file.read(1 << 20), b"") if file else None
+
+
+def run_import(command: BaseCommand, service, **arguments):
+    """Call an import service; on rejection print every error and fail the command."""
+    try:
+        return service(**arguments)
+    except importers.ImportRejected as rejected:
+        for error in rejected.errors:
+            command.stderr.write(str(error))
+        more = rejected.total - len(rejected.errors)
+        tail = f" ({more} more not shown)" if more else ""
+        raise CommandError(f"Nothing was imported: {rejected.total} errors{tail}.") from None

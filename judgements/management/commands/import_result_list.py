@@ -1,0 +1,44 @@
+from django.core.management.base import BaseCommand
+
+from judgements import importers, services
+from judgements.importers.progress import ProgressBar
+from judgements.management.commands.import_judgements import (
+    chunks,
+    optional,
+    project_named,
+    run_import,
+    size,
+    user_named,
+)
+
+
+class Command(BaseCommand):
+    help = "Create a result list from a TREC run file or JSON, all or nothing."
+
+    def add_arguments(self, parser):
+        parser.add_argument("project", help="project slug")
+        parser.add_argument("file")
+        parser.add_argument(
+            "--format", required=True, choices=sorted(importers.RESULT_LIST_FORMATS)
+        )
+        parser.add_argument("--name", default="", help="default: the TREC tag or JSON name")
+        parser.add_argument("--engine", default="")
+        parser.add_argument("--queries", help="CSV with id,text naming the qids of a run file")
+        parser.add_argument("--user", help="recorded as the result list's creator")
+
+    def handle(self, *args, **options):
+        project = project_named(options["project"])
+        with open(options["file"], "rb") as upload, optional(options["queries"]) as queries:
+            result = run_import(
+                self,
+                services.result_list_import,
+                project=project,
+                upload=ProgressBar(self.stderr, total=size(upload)).chunks(upload),
+                file_format=options["format"],
+                uploaded_by=user_named(options["user"]),
+                name=options["name"],
+                engine=options["engine"],
+                query_map=chunks(queries),
+            )
+        message = f'Created result list "{result.result_list.name}" with {result.created} hits.'
+        self.stdout.write(self.style.SUCCESS(message))

@@ -1,0 +1,348 @@
+"""The rating queue: who may rate what, which pair a rater sees next, and progress.
+
+The pool itself (every pair in the top ``pool_depth`` hits of any result list, with its
+count of current grades) is kept in ``QueuePair`` by the triggers of migration 0004, so
+the next pair is one scan of a partial index in queue order, and the progress bar reads
+the tallies the same triggers keep (``QueuePoolTally``, ``QueueRaterTally``). Leases
+(``QueueLease``) hold a slot for a few minutes, so that two raters asking at once are
+not handed the same last open slot.
+"""
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.db import connection, transaction
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from judgements.models import Project, QueueLease, QueuePair
+from judgements.roles import can_rate
+
+LEASE_DURATION = dt.timedelta(minutes=10)
+# A lease fails only when other raters' leases took the pair's last slot between the
+# pick and the lock; the next candidate is then tried, so a handful of tries is plenty.
+CLAIM_ATTEMPTS = 5
+
+
+def rateable_projects(user):
+    """Projects ``user`` may grade: every project for a rater, unless it names its raters."""
+    if not can_rate(user):
+        return Project.objects.none()
+    named = Project.raters.through.objects.filter(project=OuterRef("pk"))
+    return Project.objects.filter(~Exists(named) | Exists(named.filter(user=user)))
+
+
+def may_rate(user, project: Project) -> bool:
+    return rateable_projects(user).filter(pk=project.pk).exists()
+
+
+RATEABLE_PROJECT_SQL = """
+SELECT project.* FROM judgements_project project
+WHERE project.slug = %(slug)s
+  AND (NOT EXISTS (SELECT FROM judgements_project_raters named
+                   WHERE named.project_id = project.id)
+       OR EXISTS (SELECT FROM judgements_project_raters named
+                  WHERE named.project_id = project.id AND named.user_id = %(user)s))
+"""
+
+
+def rateable_project(user, slug: str) -> Project | None:
+    """The project ``slug`` if ``user`` may rate it: ``rateable_projects`` for one slug,
+    in plain SQL, since the rating page asks on every pair."""
+    if not can_rate(user):
+        return None
+    return next(
+        iter(Project.objects.raw(RATEABLE_PROJECT_SQL, {"slug": slug, "user": user.pk})), None
+    )
+
+
+# Pairs still short of raters once other raters' live leases are counted, which this
+# rater has not answered (with a grade or can't tell), best rank first, then the fewest
+# grades, then a stable tie-break. Rows another transaction holds (a claim or a grade
+# of the same pair at this moment) are passed over, not waited for.
+OPEN_PAIR_SQL = """
+WITH skipped AS (
+    -- Pairs the rater skipped in this session, in the order they were skipped.
+    SELECT query_id, document_id, position
+    FROM unnest(%(skipped_queries)s::bigint[], %(skipped_documents)s::bigint[])
+        WITH ORDINALITY AS skip (query_id, document_id, position)
+)
+SELECT pair.id
+FROM judgements_queuepair pair
+WHERE pair.project_id = %(project)s
+  AND pair.needed > 0
+  AND pair.id <> ALL (%(passed)s::bigint[])
+  AND NOT jsonb_exists(pair.answered, %(rater)s::text)
+  AND pair.needed > (
+      SELECT count(*) FROM judgements_queuelease lease
+      WHERE lease.query_id = pair.query_id AND lease.document_id = pair.document_id
+        AND lease.rater_id <> %(rater)s AND lease.expires_at > now())
+  AND {which}
+ORDER BY {order}
+LIMIT 1
+FOR UPDATE OF pair SKIP LOCKED
+"""
+IS_SKIPPED = """EXISTS (
+      SELECT FROM skipped
+      WHERE skipped.query_id = pair.query_id AND skipped.document_id = pair.document_id)"""
+# The queue itself: one scan of queue_pair_open_idx, in its order, up to the first match.
+NEXT_PAIR_SQL = OPEN_PAIR_SQL.format(
+    which=f"NOT {IS_SKIPPED}",
+    order="pair.best_rank, pair.grades, pair.query_id, pair.document_id",
+)
+# The back of the queue, read only once the queue is empty: skipped pairs, oldest first.
+SKIPPED_PAIR_SQL = OPEN_PAIR_SQL.format(
+    which=IS_SKIPPED,
+    order=(
+        "(SELECT position FROM skipped WHERE skipped.query_id = pair.query_id"
+        " AND skipped.document_id = pair.document_id)"
+    ),
+)
+
+LEASE_SQL = """
+WITH leased AS (
+    -- A slot on the pair, if one is still open once other raters' live leases count.
+    INSERT INTO judgements_queuelease (query_id, document_id, rater_id, expires_at)
+    SELECT pair.query_id, pair.document_id, %(rater)s, now() + %(duration)s
+    FROM judgements_queuepair pair
+    WHERE pair.id = %(pair)s
+      AND pair.needed > (
+          SELECT count(*) FROM judgements_queuelease lease
+          WHERE lease.query_id = pair.query_id AND lease.document_id = pair.document_id
+            AND lease.rater_id <> %(rater)s AND lease.expires_at > now())
+    ON CONFLICT (query_id, document_id, rater_id)
+    DO UPDATE SET expires_at = EXCLUDED.expires_at
+    RETURNING id
+),
+released AS (
+    -- A rater works on one pair of a project at a time: their other leases go.
+    DELETE FROM judgements_queuelease lease
+    USING judgements_query query
+    WHERE lease.rater_id = %(rater)s
+      AND query.id = lease.query_id AND query.project_id = %(project)s
+      AND EXISTS (SELECT FROM leased)
+      AND lease.id NOT IN (SELECT id FROM leased)
+)
+SELECT id FROM leased
+"""
+
+
+@transaction.atomic
+def queue_next_pair(
+    *, rater, project: Project, skipped: Sequence[tuple[int, int]] = ()
+) -> QueuePair | None:
+    """Lease the next pair ``rater`` should grade in ``project``; None when none is left.
+
+    ``skipped`` lists (query id, document id) pairs skipped in this session: they are
+    offered again, oldest skip first, once no other pair is left. The rater's leases on
+    other pairs of the project are released, so a rater holds one slot at a time.
+    """
+    passed: list[int] = []
+    for _attempt in range(CLAIM_ATTEMPTS):
+        pair_id = _lock_next_open_pair(rater, project, skipped, passed)
+        if pair_id is None:
+            break
+        if _lease(pair_id, rater, project):
+            return QueuePair.objects.select_related("query", "document").get(pk=pair_id)
+        passed.append(pair_id)
+    QueueLease.objects.filter(rater=rater, query__project=project).delete()
+    return None
+
+
+def _lock_next_open_pair(rater, project, skipped, passed) -> int | None:
+    params = {
+        "project": project.pk,
+        "rater": rater.pk,
+        "passed": passed,
+        "skipped_queries": [query_id for query_id, _ in skipped],
+        "skipped_documents": [document_id for _, document_id in skipped],
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(NEXT_PAIR_SQL, params)
+        row = cursor.fetchone()
+        if row is None and skipped:
+            cursor.execute(SKIPPED_PAIR_SQL, params)
+            row = cursor.fetchone()
+    return row[0] if row else None
+
+
+def _lease(pair_id: int, rater, project: Project) -> bool:
+    """Lease a slot on the locked pair if one is still open.
+
+    The check runs as a new statement after the pair's lock is held, so under READ
+    COMMITTED it sees the lease of any rater who held the lock before.
+    """
+    params = {
+        "pair": pair_id,
+        "rater": rater.pk,
+        "project": project.pk,
+        "duration": LEASE_DURATION,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(LEASE_SQL, params)
+        return cursor.fetchone() is not None
+
+
+def lease_release(*, rater, query_id: int, document_id: int) -> None:
+    """Give the rater's slot on a pair back, after they answered or skipped it."""
+    QueueLease.objects.filter(rater=rater, query_id=query_id, document_id=document_id).delete()
+
+
+@dataclass(frozen=True)
+class Progress:
+    done: int
+    left: int
+    today: int
+
+    @property
+    def percent(self) -> int:
+        total = self.done + self.left
+        return round(100 * self.done / total) if total else 100
+
+
+RATER_PROGRESS_SQL = """
+WITH rater AS (
+    SELECT answered, answered_open,
+           CASE WHEN day = %(today)s THEN answered_on_day ELSE 0 END AS today
+    FROM judgements_queueratertally
+    WHERE project_id = %(project)s AND rater_id = %(rater)s
+)
+SELECT
+    coalesce((SELECT answered FROM rater), 0) AS done,
+    coalesce((SELECT open_pairs FROM judgements_queuepooltally
+              WHERE project_id = %(project)s), 0)
+    - coalesce((SELECT answered_open FROM rater), 0) AS left,
+    coalesce((SELECT today FROM rater), 0) AS today
+"""
+
+
+def rater_progress(*, rater, project: Project) -> Progress:
+    """Pool pairs the rater has answered, open pairs left for them, and pool pairs whose
+    current answer they gave today (UTC): three reads of the trigger-kept tallies."""
+    params = {"rater": rater.pk, "project": project.pk, "today": _today()}
+    with connection.cursor() as cursor:
+        cursor.execute(RATER_PROGRESS_SQL, params)
+        done, left, today = cursor.fetchone()
+    return Progress(done=done, left=left, today=today)
+
+
+def _today() -> dt.date:
+    """Today in UTC: daily counts use UTC days throughout."""
+    return timezone.now().astimezone(dt.UTC).date()
+
+
+@dataclass(frozen=True)
+class RaterProgress:
+    username: str
+    answered: int
+    waiting: int  # Answered pairs still short of other raters' grades.
+    today: int
+    last_event: dt.datetime | None
+
+
+@dataclass(frozen=True)
+class PoolSummary:
+    pairs: int
+    complete: int
+    open_slots: int
+
+
+PROJECT_RATERS_SQL = """
+SELECT account.username, tally.answered, tally.answered_open,
+    CASE WHEN tally.day = %(today)s THEN tally.answered_on_day ELSE 0 END AS today,
+    (SELECT event.created_at FROM judgements_judgement event
+     JOIN judgements_query query ON query.id = event.query_id
+     WHERE event.rater_id = tally.rater_id AND query.project_id = tally.project_id
+     ORDER BY event.created_at DESC
+     LIMIT 1) AS last_event
+FROM judgements_queueratertally tally
+JOIN auth_user account ON account.id = tally.rater_id
+WHERE tally.project_id = %(project)s
+ORDER BY account.username
+"""
+
+
+def project_rater_progress(project: Project) -> list[RaterProgress]:
+    """Per rater who answered pool pairs: how many, how many wait for others, activity."""
+    params = {"project": project.pk, "today": _today()}
+    with connection.cursor() as cursor:
+        cursor.execute(PROJECT_RATERS_SQL, params)
+        return [RaterProgress(*row) for row in cursor.fetchall()]
+
+
+def pool_summary(project: Project) -> PoolSummary:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT count(*), count(*) FILTER (WHERE needed <= 0),
+                   coalesce(sum(greatest(needed, 0)), 0)
+            FROM judgements_queuepair WHERE project_id = %s
+            """,
+            [project.pk],
+        )
+        return PoolSummary(*cursor.fetchone())
+
+
+@dataclass(frozen=True)
+class BulkRow:
+    document_id: int
+    best_rank: int
+    grades: int
+    answer: str  # The rater's current answer as an answer choice; "" when none.
+
+
+BULK_PAIRS_SQL = """
+WITH ranked AS (
+    -- The query's documents down to the chosen depth, at their best rank in any list.
+    SELECT hit.document_id, min(hit.rank) AS best_rank
+    FROM judgements_hit hit
+    WHERE hit.query_id = %(query)s AND hit.rank <= %(depth)s
+    GROUP BY hit.document_id
+),
+newest AS (
+    SELECT DISTINCT ON (event.document_id, event.rater_id)
+        event.document_id, event.rater_id, event.kind, event.grade
+    FROM judgements_judgement event
+    WHERE event.query_id = %(query)s
+    ORDER BY event.document_id, event.rater_id, event.created_at DESC, event.id DESC
+)
+SELECT ranked.document_id, ranked.best_rank,
+       count(newest.kind) FILTER (WHERE newest.kind = 'grade') AS grades,
+       max(newest.kind) FILTER (WHERE newest.rater_id = %(rater)s) AS own_kind,
+       max(newest.grade) FILTER (WHERE newest.rater_id = %(rater)s) AS own_grade
+FROM ranked
+LEFT JOIN newest USING (document_id)
+GROUP BY ranked.document_id, ranked.best_rank
+HAVING NOT %(unjudged)s OR count(newest.kind) FILTER (WHERE newest.kind = 'grade') = 0
+ORDER BY ranked.best_rank, ranked.document_id
+"""
+
+
+def bulk_pairs(*, rater, query, depth: int, unjudged: bool) -> list[BulkRow]:
+    """The query's pairs down to ``depth`` for the bulk page, best rank first.
+
+    ``unjudged`` keeps only pairs without any current grade.
+    """
+    params = {"query": query.pk, "depth": depth, "unjudged": unjudged, "rater": rater.pk}
+    with connection.cursor() as cursor:
+        cursor.execute(BULK_PAIRS_SQL, params)
+        rows = cursor.fetchall()
+    return [
+        BulkRow(document_id, best_rank, grades, _answer_choice(kind, grade))
+        for document_id, best_rank, grades, kind, grade in rows
+    ]
+
+
+def _answer_choice(kind: str | None, grade: int | None) -> str:
+    if kind == "grade":
+        return str(grade)
+    return "cant_tell" if kind == "cant_tell" else ""
+
+
+def query_neighbours(query) -> tuple:
+    """The project's queries just before and after ``query`` in text order (or None)."""
+    queries = query.project.queries
+    before = queries.filter(text__lt=query.text).order_by("-text").first()
+    after = queries.filter(text__gt=query.text).order_by("text").first()
+    return before, after

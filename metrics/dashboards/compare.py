@@ -1,0 +1,130 @@
+"""Comparing two result lists query by query: deltas, wins and losses, significance."""
+
+import datetime as dt
+from dataclasses import dataclass
+
+import numpy as np
+from django.core.paginator import Page, Paginator
+
+from judgements.models import Project, ResultList
+from metrics.core.stats import (
+    ConfidenceInterval,
+    RandomisationTest,
+    paired_bootstrap_ci,
+    paired_randomisation_test,
+)
+from metrics.dashboards.evaluations import Evaluation, freshest, list_evaluations
+from metrics.registry import MetricSpec
+
+RESAMPLES = 10_000
+SEED = 0
+# Differences smaller than this are rounding noise, not a win or a loss.
+TIE = 1e-9
+MOST_CHANGED = 10
+PAGE_SIZE = 100
+# Past this many points the scatter plot's tooltips leave out the query text,
+# which would otherwise dominate the page's weight.
+LABELLED_POINTS = 2_000
+
+
+@dataclass(frozen=True)
+class DeltaRow:
+    query_id: int
+    text: str
+    a: float
+    b: float
+
+    @property
+    def delta(self) -> float:
+        return self.b - self.a
+
+
+@dataclass(frozen=True)
+class Comparison:
+    a: Evaluation
+    b: Evaluation
+    queries: int
+    only_a: int
+    only_b: int
+    mean_a: float | None
+    mean_b: float | None
+    wins: int
+    ties: int
+    losses: int
+    test: RandomisationTest
+    interval: ConfidenceInterval
+    most_improved: list[DeltaRow]
+    most_degraded: list[DeltaRow]
+    page: Page
+    rows: list[DeltaRow]
+    chart: dict
+
+    @property
+    def mean_difference(self) -> float:
+        return self.test.mean_difference
+
+    @property
+    def as_of(self) -> dt.datetime | None:
+        return freshest([self.a, self.b])[0]
+
+    @property
+    def stored(self) -> bool:
+        return freshest([self.a, self.b])[1]
+
+
+def comparison(
+    project: Project,
+    a: ResultList,
+    b: ResultList,
+    spec: MetricSpec,
+    *,
+    as_of: dt.datetime | None,
+    page: int | None,
+) -> Comparison:
+    """Paired comparison of ``b`` against ``a`` over the queries both returned."""
+    first, second = list_evaluations(project, spec, as_of=as_of, result_lists=[a, b])
+    common = np.intersect1d(first.query_ids, second.query_ids)
+    values_a, values_b = first.values_for(common), second.values_for(common)
+    rows = _delta_rows(project, common, values_a, values_b)
+    delta = values_b - values_a
+    paged = Paginator(rows, PAGE_SIZE).get_page(page)
+    return Comparison(
+        a=first,
+        b=second,
+        queries=len(common),
+        only_a=len(first.query_ids) - len(common),
+        only_b=len(second.query_ids) - len(common),
+        mean_a=float(values_a.mean()) if len(common) else None,
+        mean_b=float(values_b.mean()) if len(common) else None,
+        wins=int(np.count_nonzero(delta > TIE)),
+        ties=int(np.count_nonzero(np.abs(delta) <= TIE)),
+        losses=int(np.count_nonzero(delta < -TIE)),
+        test=paired_randomisation_test(values_a, values_b, n_resamples=RESAMPLES, seed=SEED),
+        interval=paired_bootstrap_ci(values_a, values_b, n_resamples=RESAMPLES, seed=SEED),
+        most_improved=[row for row in reversed(rows[-MOST_CHANGED:]) if row.delta > TIE],
+        most_degraded=[row for row in rows[:MOST_CHANGED] if row.delta < -TIE],
+        page=paged,
+        rows=list(paged.object_list),
+        chart=_scatter(rows, a, b),
+    )
+
+
+def _delta_rows(project, query_ids, values_a, values_b) -> list[DeltaRow]:
+    """One row per query, worst regression first; ties by text so the order never jumps."""
+    texts = dict(project.queries.values_list("id", "text"))
+    rows = [
+        DeltaRow(int(query), texts[int(query)], float(value_a), float(value_b))
+        for query, value_a, value_b in zip(query_ids, values_a, values_b, strict=True)
+    ]
+    return sorted(rows, key=lambda row: (row.delta, row.text.casefold()))
+
+
+def _scatter(rows: list[DeltaRow], a: ResultList, b: ResultList) -> dict:
+    labelled = len(rows) <= LABELLED_POINTS
+    return {
+        "a": a.name,
+        "b": b.name,
+        "points": [
+            {"x": row.a, "y": row.b, **({"label": row.text} if labelled else {})} for row in rows
+        ],
+    }

@@ -1,0 +1,165 @@
+"""Per-query values of result lists for the dashboards: stored where current, else computed.
+
+Where the values come from
+--------------------------
+The project's own metric is kept as a stored series (``MetricPoint``), so a
+page under that metric reads each query's latest stored point, provided the
+series is current: no query is marked stale and no judgement was recorded
+after the series' last moment. Any other metric, any past moment (``as_of``)
+or a series that lags behind is computed on the fly from PostgreSQL with
+``metrics.services.result_list_evaluate``. Either way each number says which
+it is and as of when.
+"""
+
+import datetime as dt
+from dataclasses import dataclass
+
+import numpy as np
+from django.db import connection
+from django.utils import timezone
+
+from judgements.models import Judgement, Project, ResultList
+from metrics import selectors, services
+from metrics.models import StaleQuery
+from metrics.registry import MetricSpec, stored_specs
+
+# Each query's latest stored point, found with one index descent per (list, query) on
+# metric_point_unique, so the read costs the same however long the series has grown
+# (a DISTINCT ON over the series would read every point ever stored).
+STORED_SQL = """
+SELECT run.id, query.id, point.value, point.dcg, point.idcg, point.judged, point.retrieved,
+       extract(epoch FROM point.as_of)::float8
+FROM unnest(%(lists)s::bigint[]) AS run (id)
+CROSS JOIN judgements_query query
+CROSS JOIN LATERAL (
+    SELECT value, dcg, idcg, judged, retrieved, as_of
+    FROM metrics_metricpoint
+    WHERE result_list_id = run.id AND query_id = query.id AND metric = %(metric)s
+    ORDER BY as_of DESC
+    LIMIT 1
+) point
+WHERE query.project_id = %(project)s
+ORDER BY run.id, query.id
+"""
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Per-query values of one result list under one metric, aligned on ``query_ids``."""
+
+    result_list: ResultList
+    query_ids: np.ndarray
+    ndcg: np.ndarray
+    dcg: np.ndarray
+    idcg: np.ndarray
+    judged: np.ndarray
+    retrieved: np.ndarray
+    as_of: dt.datetime
+    stored: bool
+
+    @property
+    def mean(self) -> float | None:
+        return float(np.mean(self.ndcg)) if len(self.ndcg) else None
+
+    @property
+    def zero_idcg(self) -> int:
+        return int(np.count_nonzero(self.idcg == 0.0))
+
+    @property
+    def coverage(self) -> float | None:
+        retrieved = int(self.retrieved.sum())
+        return int(self.judged.sum()) / retrieved if retrieved else None
+
+    def values_for(self, query_ids: np.ndarray) -> np.ndarray:
+        """NDCG of the given queries, NaN for a query this list did not return."""
+        position = np.searchsorted(self.query_ids, query_ids)
+        safe = np.minimum(position, max(len(self.query_ids) - 1, 0))
+        found = (position < len(self.query_ids)) & (self.query_ids[safe] == query_ids)
+        values = self.ndcg[safe] if len(self.ndcg) else np.zeros(len(query_ids))
+        return np.where(found, values, np.nan)
+
+
+def list_evaluations(
+    project: Project, spec: MetricSpec, *, as_of: dt.datetime | None, result_lists
+) -> list[Evaluation]:
+    """Evaluate ``result_lists`` (in their order): stored values where current, else computed."""
+    found = {} if as_of is not None else _stored_evaluations(project, spec, result_lists)
+    missing = [result_list for result_list in result_lists if result_list.pk not in found]
+    if missing:
+        moment = as_of or timezone.now()
+        # One read of the judgement log serves every list: judgements belong to pairs.
+        pairs = selectors.pair_grades(project.pk, as_of=moment, policy=spec.consensus)
+        for result_list in missing:
+            found[result_list.pk] = _computed(result_list, spec, moment, pairs)
+    return [found[result_list.pk] for result_list in result_lists]
+
+
+def _computed(result_list, spec, moment, pairs) -> Evaluation:
+    grades, result = services.result_list_evaluate(result_list, spec, as_of=moment, pairs=pairs)
+    return Evaluation(
+        result_list=result_list,
+        query_ids=grades.query_ids,
+        ndcg=result.ndcg,
+        dcg=result.dcg,
+        idcg=result.idcg,
+        judged=result.judged,
+        retrieved=result.retrieved,
+        as_of=moment,
+        stored=False,
+    )
+
+
+def _stored_evaluations(project, spec, result_lists) -> dict[int, Evaluation]:
+    if spec not in stored_specs(project) or not result_lists:
+        return {}
+    if StaleQuery.objects.filter(query__project=project).exists():
+        return {}
+    params = {
+        "lists": [result_list.pk for result_list in result_lists],
+        "metric": spec.name,
+        "project": project.pk,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(STORED_SQL, params)
+        rows = np.array(cursor.fetchall(), dtype=np.float64).reshape(-1, 8)
+    if not len(rows):
+        return {}
+    # A refresh writes only the queries whose judgements changed, so every query's
+    # latest point holds as of the newest moment, unless a judgement came later.
+    newest = dt.datetime.fromtimestamp(rows[:, 7].max(), tz=dt.UTC)
+    if Judgement.objects.for_project(project).filter(created_at__gt=newest).exists():
+        return {}
+    # A bucket ends on the next boundary, which may be ahead of the clock; the
+    # values hold as of now, since nothing was recorded after it.
+    newest = min(newest, timezone.now())
+    by_id = {result_list.pk: result_list for result_list in result_lists}
+    return {
+        int(list_id): _from_rows(by_id[int(list_id)], rows[rows[:, 0] == list_id], newest)
+        for list_id in np.unique(rows[:, 0])
+    }
+
+
+def _from_rows(result_list, rows, as_of) -> Evaluation:
+    return Evaluation(
+        result_list=result_list,
+        query_ids=rows[:, 1].astype(np.int64),
+        ndcg=rows[:, 2],
+        dcg=rows[:, 3],
+        idcg=rows[:, 4],
+        judged=rows[:, 5].astype(np.int64),
+        retrieved=rows[:, 6].astype(np.int64),
+        as_of=as_of,
+        stored=True,
+    )
+
+
+def epoch_ms(moment: dt.datetime) -> int:
+    """Milliseconds since the epoch: the x value of Chart.js linear time axes."""
+    return int(moment.timestamp() * 1000)
+
+
+def freshest(evaluations: list[Evaluation]) -> tuple[dt.datetime | None, bool]:
+    """The moment a page's numbers hold as of, and whether all were read from the stored series."""
+    if not evaluations:
+        return None, False
+    return max(e.as_of for e in evaluations), all(e.stored for e in evaluations)

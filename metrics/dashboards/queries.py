@@ -1,0 +1,282 @@
+"""The per-query table of a result list and one query's detail with its working."""
+
+import datetime as dt
+from dataclasses import dataclass
+
+import numpy as np
+from django.core.paginator import Page, Paginator
+from django.utils import timezone
+
+from judgements.models import Hit, Judgement, Project, Query, ResultList
+from metrics import selectors
+from metrics.core import NdcgResult, RankRow, ideal_grades, ndcg
+from metrics.dashboards.evaluations import Evaluation, epoch_ms, list_evaluations
+from metrics.dashboards.labels import parameter_line
+from metrics.models import MetricPoint
+from metrics.registry import MetricSpec, project_spec
+
+PAGE_SIZE = 100
+
+
+def previous_list(result_list: ResultList) -> ResultList | None:
+    """The project's result list captured last before this one."""
+    return (
+        ResultList.objects.filter(
+            project_id=result_list.project_id, captured_at__lt=result_list.captured_at
+        )
+        .order_by("-captured_at", "-name")
+        .first()
+    )
+
+
+@dataclass(frozen=True)
+class QueryRow:
+    query_id: int
+    text: str
+    ndcg: float
+    dcg: float
+    idcg: float
+    judged: int
+    retrieved: int
+    previous: float | None
+
+    @property
+    def change(self) -> float | None:
+        return None if self.previous is None else self.ndcg - self.previous
+
+    @property
+    def all_irrelevant(self) -> bool:
+        return self.idcg == 0.0
+
+
+@dataclass(frozen=True)
+class QueryTable:
+    evaluation: Evaluation
+    previous: Evaluation | None
+    page: Page
+    rows: list[QueryRow]
+    matching: int
+
+    @property
+    def as_of(self) -> dt.datetime:
+        return self.evaluation.as_of
+
+    @property
+    def stored(self) -> bool:
+        return self.evaluation.stored
+
+
+def query_table(
+    project: Project,
+    result_list: ResultList,
+    spec: MetricSpec,
+    *,
+    as_of: dt.datetime | None,
+    sort: str,
+    text: str,
+    page: int | None,
+) -> QueryTable:
+    """One page of the result list's queries, filtered by text and sorted by ``sort``."""
+    before = previous_list(result_list)
+    lists = [result_list] if before is None else [result_list, before]
+    evaluations = list_evaluations(project, spec, as_of=as_of, result_lists=lists)
+    current = evaluations[0]
+    previous_values = (
+        evaluations[1].values_for(current.query_ids)
+        if before
+        else np.full(len(current.query_ids), np.nan)
+    )
+    texts = dict(project.queries.values_list("id", "text"))
+    query_texts = [texts[int(query_id)] for query_id in current.query_ids]
+    keep = _matching(query_texts, text)
+    order = keep[_order(current, previous_values, query_texts, keep, sort)]
+    paged = Paginator(order, PAGE_SIZE).get_page(page)
+    rows = [_row(current, previous_values, query_texts, int(i)) for i in paged.object_list]
+    return QueryTable(current, evaluations[1] if before else None, paged, rows, len(keep))
+
+
+def _matching(texts: list[str], text: str) -> np.ndarray:
+    needle = text.strip().casefold()
+    return np.array(
+        [i for i, each in enumerate(texts) if needle in each.casefold()], dtype=np.int64
+    )
+
+
+def _order(evaluation, previous_values, texts, keep, sort: str) -> np.ndarray:
+    """Positions into ``keep`` in the asked order; ties and gaps (no change) go by text."""
+    key = sort.removeprefix("-")
+    text_rank = np.argsort(np.argsort(np.array(texts, dtype=object)[keep], kind="stable"))
+    if key == "query":
+        primary = text_rank.astype(np.float64)
+    else:
+        columns = {
+            "ndcg": evaluation.ndcg,
+            "dcg": evaluation.dcg,
+            "idcg": evaluation.idcg,
+            "judged": evaluation.judged,
+            "change": evaluation.ndcg - previous_values,
+        }
+        primary = columns[key][keep].astype(np.float64)
+    if sort.startswith("-"):
+        primary = -primary
+    # lexsort puts NaN (a query the previous list did not return) last either way.
+    return np.lexsort((text_rank, primary))
+
+
+def _row(evaluation, previous_values, texts, i: int) -> QueryRow:
+    previous = previous_values[i]
+    return QueryRow(
+        query_id=int(evaluation.query_ids[i]),
+        text=texts[i],
+        ndcg=float(evaluation.ndcg[i]),
+        dcg=float(evaluation.dcg[i]),
+        idcg=float(evaluation.idcg[i]),
+        judged=int(evaluation.judged[i]),
+        retrieved=int(evaluation.retrieved[i]),
+        previous=None if np.isnan(previous) else float(previous),
+    )
+
+
+@dataclass(frozen=True)
+class HitRow:
+    rank: int
+    document: object
+    rater_grades: list[int | None]
+    consensus: float | None
+    evaluated: bool
+
+
+@dataclass(frozen=True)
+class WorkingRow:
+    """A row of the working table with the document at that rank, if any."""
+
+    row: RankRow
+    document: object | None
+
+
+@dataclass(frozen=True)
+class QueryDetail:
+    query: Query
+    result_list: ResultList
+    as_of: dt.datetime
+    raters: list[str]
+    hits: list[HitRow]
+    result: NdcgResult
+    working: list[WorkingRow]
+    judged_not_returned: int
+    relevant_not_returned: int
+    series_spec: MetricSpec
+    series: list[tuple[dt.datetime, float]]
+    # The working is always computed from the judgement log, never read back.
+    stored = False
+
+    @property
+    def series_params(self) -> list[str]:
+        return parameter_line(self.series_spec)
+
+    @property
+    def chart(self) -> dict:
+        """The chart's data, for ``json_script``: x values in epoch milliseconds."""
+        return {
+            "label": self.query.text,
+            "points": [[epoch_ms(moment), value] for moment, value in self.series],
+        }
+
+
+def query_detail(
+    project: Project,
+    result_list: ResultList,
+    query: Query,
+    spec: MetricSpec,
+    *,
+    as_of: dt.datetime | None,
+) -> QueryDetail:
+    """The ranked hits with every rater's grade, and NDCG's working rank by rank."""
+    moment = as_of or timezone.now()
+    hits = list(
+        Hit.objects.filter(result_list=result_list, query=query)
+        .select_related("document")
+        .order_by("rank")
+    )
+    pairs = selectors.pair_grades(
+        project.pk, as_of=moment, policy=spec.consensus, query_ids=[query.pk]
+    )
+    consensus = dict(zip(pairs.document_ids.tolist(), pairs.grades.tolist(), strict=True))
+    ranked = [consensus.get(hit.document_id) for hit in hits]
+    result = _ndcg(spec, ranked, pairs.grades)
+    evaluated = _evaluated_hits(hits, ranked, spec)
+    raters, grades = _rater_grades(query, moment)
+    returned = {hit.document_id for hit in hits}
+    missed = [grade for document, grade in consensus.items() if document not in returned]
+    return QueryDetail(
+        query=query,
+        result_list=result_list,
+        as_of=moment,
+        raters=raters,
+        hits=_hit_rows(hits, ranked, raters, grades, {hit.pk for hit in evaluated}),
+        result=result,
+        working=_working(result, evaluated),
+        judged_not_returned=len(missed),
+        relevant_not_returned=sum(1 for grade in missed if grade > 0),
+        series_spec=project_spec(project),
+        series=query_series(result_list, query, project_spec(project), as_of=as_of),
+    )
+
+
+def _ndcg(spec: MetricSpec, ranked: list, judged) -> NdcgResult:
+    ideal = ideal_grades(spec.ideal, ranked_grades=ranked, judged_grades=judged)
+    return ndcg(
+        ranked,
+        ideal,
+        k=spec.k,
+        gain=spec.gain,
+        discount=spec.discount,
+        ideal_depth=spec.ideal_depth,
+        unjudged=spec.unjudged,
+    )
+
+
+def _hit_rows(hits, ranked, raters, grades, evaluated: set[int]) -> list[HitRow]:
+    return [
+        HitRow(
+            rank=hit.rank,
+            document=hit.document,
+            rater_grades=[grades.get((hit.document_id, rater)) for rater in raters],
+            consensus=grade,
+            evaluated=hit.pk in evaluated,
+        )
+        for hit, grade in zip(hits, ranked, strict=True)
+    ]
+
+
+def _evaluated_hits(hits, ranked, spec) -> list:
+    """The hits that enter DCG, in rank order: the top k, after removing unjudged ones if asked."""
+    if spec.unjudged == "remove":
+        hits = [hit for hit, grade in zip(hits, ranked, strict=True) if grade is not None]
+    return hits[: spec.k]
+
+
+def _working(result: NdcgResult, evaluated: list) -> list[WorkingRow]:
+    return [
+        WorkingRow(row, evaluated[i].document if i < len(evaluated) else None)
+        for i, row in enumerate(result.rows)
+    ]
+
+
+def _rater_grades(query: Query, moment: dt.datetime) -> tuple[list[str], dict]:
+    current = (
+        Judgement.objects.for_query(query)
+        .as_of(moment)
+        .current_grades()
+        .values_list("document_id", "rater__username", "grade")
+    )
+    grades = {(document, rater): grade for document, rater, grade in current}
+    return sorted({rater for _, rater in grades}), grades
+
+
+def query_series(result_list, query, spec: MetricSpec, *, as_of) -> list[tuple]:
+    """The query's stored NDCG over time: ``(as_of, value)`` pairs, oldest first."""
+    points = MetricPoint.objects.filter(result_list=result_list, query=query, metric=spec.name)
+    if as_of is not None:
+        points = points.filter(as_of__lte=as_of)
+    return list(points.order_by("as_of").values_list("as_of", "value"))

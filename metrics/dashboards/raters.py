@@ -1,0 +1,199 @@
+"""Rater agreement: Krippendorff's alpha, each rater's deviation from the consensus, disputes."""
+
+import datetime as dt
+from dataclasses import dataclass
+
+import numpy as np
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+
+from judgements.models import Document, Judgement, Project
+from metrics.core.agreement import krippendorff_alpha, krippendorff_alpha_by_group
+from metrics.core.consensus import consensus
+from metrics.core.segments import segment_ids
+
+# Grades this far apart on one pair mean the raters read the guidelines differently.
+DISPUTE_SPREAD = 2
+SHOWN = 200
+
+
+@dataclass(frozen=True)
+class RaterRow:
+    username: str
+    grades: int
+    compared: int
+    mean_absolute_deviation: float | None
+    distribution: list[int]
+
+
+@dataclass(frozen=True)
+class QueryAgreement:
+    query_id: int
+    text: str
+    pairs: int
+    alpha: float | None
+
+
+@dataclass(frozen=True)
+class DisputedPair:
+    query_text: str
+    document: Document
+    grades: list[int | None]
+    spread: int
+
+
+@dataclass(frozen=True)
+class RatersReport:
+    as_of: dt.datetime
+    policy: str
+    scale: list[int]
+    alpha: float | None
+    grades: int
+    pairs: int
+    shared_pairs: int
+    raters: list[RaterRow]
+    queries: list[QueryAgreement]
+    queries_with_alpha: int
+    rater_names: list[str]
+    disputed: list[DisputedPair]
+    disputed_total: int
+    stored = False
+
+    @property
+    def chart(self) -> dict:
+        """Grade counts per rater, for ``json_script``."""
+        return {
+            "grades": self.scale,
+            "raters": [{"label": row.username, "counts": row.distribution} for row in self.raters],
+        }
+
+
+@dataclass(frozen=True)
+class CurrentGrades:
+    """Every rater's current grade, sorted by pair; ``offsets`` delimit the pairs."""
+
+    queries: np.ndarray
+    documents: np.ndarray
+    raters: np.ndarray
+    grades: np.ndarray
+    offsets: np.ndarray
+
+    @property
+    def pair_of_grade(self) -> np.ndarray:
+        return segment_ids(self.offsets)
+
+    @property
+    def pair_starts(self) -> np.ndarray:
+        return self.offsets[:-1]
+
+
+def current_grades(project: Project, *, as_of: dt.datetime) -> CurrentGrades:
+    rows = np.array(
+        Judgement.objects.for_project(project)
+        .as_of(as_of)
+        .current_grades()
+        .order_by("query_id", "document_id", "rater_id")
+        .values_list("query_id", "document_id", "rater_id", "grade"),
+        dtype=np.int64,
+    ).reshape(-1, 4)
+    queries, documents = rows[:, 0], rows[:, 1]
+    new_pair = np.r_[True, (queries[1:] != queries[:-1]) | (documents[1:] != documents[:-1])]
+    starts = np.flatnonzero(new_pair) if len(rows) else np.zeros(0, dtype=np.int64)
+    offsets = np.r_[starts, len(rows)].astype(np.int64)
+    return CurrentGrades(queries, documents, rows[:, 2], rows[:, 3], offsets)
+
+
+def raters_report(project: Project, *, policy: str, as_of: dt.datetime | None) -> RatersReport:
+    """Agreement of the project's raters on their current grades as of ``as_of``."""
+    moment = as_of or timezone.now()
+    current = current_grades(project, as_of=moment)
+    values = current.grades.astype(np.float64)
+    sizes = np.diff(current.offsets)
+    texts = dict(project.queries.values_list("id", "text"))
+    names = dict(get_user_model().objects.values_list("id", "username"))
+    queries = _query_agreement(current, values, texts)
+    disputed, disputed_total = _disputes(current, names, texts)
+    raters = _rater_rows(current, values, policy, names, project.grade_values)
+    return RatersReport(
+        as_of=moment,
+        policy=policy,
+        scale=project.grade_values,
+        alpha=_or_none(krippendorff_alpha(values, current.offsets, "ordinal")),
+        grades=len(values),
+        pairs=len(sizes),
+        shared_pairs=int(np.count_nonzero(sizes >= 2)),
+        raters=raters,
+        queries=queries[:SHOWN],
+        queries_with_alpha=len(queries),
+        rater_names=[row.username for row in raters],
+        disputed=disputed,
+        disputed_total=disputed_total,
+    )
+
+
+def _rater_rows(current, values, policy, names, scale) -> list[RaterRow]:
+    """Grades, deviation from the consensus (on shared pairs only) and grade counts per rater."""
+    agreed = consensus(values, current.offsets, policy)[current.pair_of_grade]
+    shared = np.diff(current.offsets)[current.pair_of_grade] >= 2
+    rows = []
+    for rater in np.unique(current.raters):
+        mine = current.raters == rater
+        compared = mine & shared
+        deviation = np.abs(values[compared] - agreed[compared])
+        rows.append(
+            RaterRow(
+                username=names.get(int(rater), str(rater)),
+                grades=int(mine.sum()),
+                compared=int(compared.sum()),
+                mean_absolute_deviation=float(deviation.mean()) if len(deviation) else None,
+                distribution=[int(np.count_nonzero(current.grades[mine] == g)) for g in scale],
+            )
+        )
+    return sorted(rows, key=lambda row: row.username)
+
+
+def _query_agreement(current, values, texts) -> list[QueryAgreement]:
+    """Alpha within each query's pairs, lowest first; queries without shared pairs left out."""
+    query_ids, group = np.unique(current.queries[current.pair_starts], return_inverse=True)
+    alphas = krippendorff_alpha_by_group(values, current.offsets, group, n_groups=len(query_ids))
+    shared = np.bincount(group, weights=np.diff(current.offsets) >= 2, minlength=len(query_ids))
+    rows = [
+        QueryAgreement(int(query), texts.get(int(query), "?"), int(count), _or_none(alpha))
+        for query, count, alpha in zip(query_ids, shared, alphas, strict=True)
+        if count > 0
+    ]
+    return sorted(rows, key=lambda row: (row.alpha is None, row.alpha or 0.0, row.text))
+
+
+def _disputes(current, names, texts) -> tuple[list[DisputedPair], int]:
+    """Pairs whose current grades are ``DISPUTE_SPREAD`` or more apart, widest first."""
+    if len(current.grades) == 0:
+        return [], 0
+    starts = current.pair_starts
+    spread = np.maximum.reduceat(current.grades, starts) - np.minimum.reduceat(
+        current.grades, starts
+    )
+    disputed = np.flatnonzero(spread >= DISPUTE_SPREAD)
+    shown = disputed[np.argsort(-spread[disputed], kind="stable")][:SHOWN]
+    documents = Document.objects.in_bulk([int(current.documents[starts[p]]) for p in shown])
+    columns = sorted(names.get(int(rater), str(rater)) for rater in np.unique(current.raters))
+    rows = []
+    for pair in shown:
+        span = slice(current.offsets[pair], current.offsets[pair + 1])
+        given = {
+            names.get(int(rater), str(rater)): int(grade)
+            for rater, grade in zip(current.raters[span], current.grades[span], strict=True)
+        }
+        rows.append(
+            DisputedPair(
+                query_text=texts.get(int(current.queries[starts[pair]]), "?"),
+                document=documents[int(current.documents[starts[pair]])],
+                grades=[given.get(name) for name in columns],
+                spread=int(spread[pair]),
+            )
+        )
+    return rows, len(disputed)
+
+
+def _or_none(value: float) -> float | None:
+    return None if np.isnan(value) else float(value)

@@ -1,0 +1,169 @@
+"""GET forms of the dashboards: the metric's parameters, the moment, sorting and filtering.
+
+Every parameter a page did not receive takes the project's default, so that
+``?k=5`` changes k alone and a bare URL shows the project's own metric.
+"""
+
+from urllib.parse import urlencode
+
+from django import forms
+
+from metrics import registry
+from metrics.dashboards.labels import (
+    CONSENSUS_LABELS,
+    DEPTH_LABELS,
+    DISCOUNT_LABELS,
+    GAIN_LABELS,
+    IDEAL_LABELS,
+    UNJUDGED_LABELS,
+)
+from metrics.registry import MetricSpec, project_spec
+
+SPEC_FIELDS = ("k", "gain", "discount", "ideal", "ideal_depth", "unjudged", "consensus")
+MAX_K = 1000
+
+
+def _choices(values: tuple[str, ...], labels: dict[str, str]) -> list[tuple[str, str]]:
+    return [(value, labels[value]) for value in values]
+
+
+class ProjectDefaultsForm(forms.Form):
+    """A GET form whose missing parameters take the project's metric defaults."""
+
+    as_of = forms.DateTimeField(
+        required=False,
+        label="As of",
+        help_text="UTC. Judgements recorded later are ignored; empty: now.",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local", "step": 1}),
+    )
+
+    def __init__(self, query_params, *, project, **kwargs):
+        self.project = project
+        self.submitted = {name: query_params.get(name) for name in query_params}
+        defaults = {
+            name: "" if value is None else str(value)
+            for name, value in project_spec(project).as_dict().items()
+        }
+        super().__init__({**defaults, **self.submitted}, **kwargs)
+
+    @property
+    def moment(self):
+        """The as-of moment asked for, or None for now."""
+        return self.cleaned_data.get("as_of")
+
+    def query_string(self, **changes) -> str:
+        """The parameters this page was given, with ``changes`` (None drops one), for links."""
+        params = {name: value for name, value in self.submitted.items() if name in self.fields}
+        params.update(changes)
+        return urlencode({name: value for name, value in params.items() if value is not None})
+
+    @property
+    def metric_query_string(self) -> str:
+        """Only the metric's parameters and the moment: for links to other dashboards."""
+        kept = {*SPEC_FIELDS, "as_of"}
+        return self.query_string(**{name: None for name in self.fields if name not in kept})
+
+
+class RatersForm(ProjectDefaultsForm):
+    consensus = forms.ChoiceField(choices=_choices(registry.CONSENSUS, CONSENSUS_LABELS))
+
+    field_order = ["consensus", "as_of"]
+
+    def parameter_line(self) -> list[str]:
+        return [
+            "Krippendorff's alpha, ordinal metric",
+            f"consensus {CONSENSUS_LABELS[self.cleaned_data['consensus']]}",
+        ]
+
+
+class MetricForm(ProjectDefaultsForm):
+    k = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_K,
+        label="k",
+        help_text="Rank cut-off; empty: the whole list.",
+    )
+    gain = forms.ChoiceField(choices=_choices(registry.GAINS, GAIN_LABELS))
+    discount = forms.ChoiceField(choices=_choices(registry.DISCOUNTS, DISCOUNT_LABELS))
+    ideal = forms.ChoiceField(choices=_choices(registry.IDEALS, IDEAL_LABELS))
+    ideal_depth = forms.ChoiceField(choices=_choices(registry.IDEAL_DEPTHS, DEPTH_LABELS))
+    unjudged = forms.ChoiceField(choices=_choices(registry.UNJUDGED, UNJUDGED_LABELS))
+    consensus = forms.ChoiceField(choices=_choices(registry.CONSENSUS, CONSENSUS_LABELS))
+
+    field_order = [*SPEC_FIELDS, "as_of"]
+
+    def clean(self):
+        cleaned = super().clean()
+        if not self.errors:
+            try:
+                cleaned["spec"] = MetricSpec(**{name: cleaned[name] for name in SPEC_FIELDS})
+            except ValueError as error:
+                raise forms.ValidationError(str(error)) from error
+        return cleaned
+
+    @property
+    def spec(self) -> MetricSpec:
+        return self.cleaned_data["spec"]
+
+
+QUERY_SORTS = {
+    "query": "Query",
+    "ndcg": "NDCG",
+    "dcg": "DCG",
+    "idcg": "IDCG",
+    "judged": "Judged@k",
+    "change": "Change",
+}
+
+
+class QueryTableForm(MetricForm):
+    q = forms.CharField(required=False, max_length=200, label="Query contains")
+    # Sorting is chosen by the column headers' links; the form only carries it along.
+    sort = forms.ChoiceField(
+        required=False,
+        choices=[(f"{sign}{key}", key) for key in QUERY_SORTS for sign in ("", "-")],
+        widget=forms.HiddenInput,
+    )
+
+    field_order = ["q", *SPEC_FIELDS, "as_of"]
+
+    @property
+    def ordering(self) -> str:
+        return self.cleaned_data.get("sort") or "ndcg"
+
+    def columns(self) -> list[dict]:
+        """Header links: a click sorts by the column, a second click reverses the order."""
+        current = self.ordering
+        return [
+            {
+                "label": label,
+                "numeric": key != "query",
+                "href": "?" + self.query_string(sort=f"-{key}" if current == key else key),
+                "state": {key: "ascending", f"-{key}": "descending"}.get(current, "none"),
+            }
+            for key, label in QUERY_SORTS.items()
+        ]
+
+
+class CompareForm(MetricForm):
+    a = forms.TypedChoiceField(coerce=int, label="A (baseline)")
+    b = forms.TypedChoiceField(coerce=int, label="B (candidate)")
+
+    field_order = ["a", "b", *SPEC_FIELDS, "as_of"]
+
+    def __init__(self, query_params, *, project, **kwargs):
+        super().__init__(query_params, project=project, **kwargs)
+        lists = list(project.result_lists.order_by("captured_at", "name"))
+        choices = [(result_list.pk, result_list.name) for result_list in lists]
+        self.fields["a"].choices = self.fields["b"].choices = choices
+        # Without a choice, compare the two most recent result lists.
+        if len(lists) >= 2:
+            self.data.setdefault("a", str(lists[-2].pk))
+            self.data.setdefault("b", str(lists[-1].pk))
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("a") is not None and cleaned.get("a") == cleaned.get("b"):
+            raise forms.ValidationError("Choose two different result lists to compare.")
+        return cleaned

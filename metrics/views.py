@@ -1,0 +1,107 @@
+"""Dashboards. Who may see them: analysts (and admins); raters get 403, anonymous users
+the login page. Every view validates a GET form, calls one selector and renders; invalid
+parameters render the form's message with status 400."""
+
+from django.shortcuts import get_object_or_404, render
+
+from judgements.models import Project, Query, ResultList
+from judgements.roles import Role, role_required
+from metrics import dashboards
+from metrics.dashboards.labels import parameter_line
+from metrics.forms import CompareForm, MetricForm, QueryTableForm, RatersForm
+
+
+def _page(request, template, form, build, **context):
+    """Render ``template`` with the data ``build(form)`` returns, or the form's errors."""
+    context = {**context, "form": form, "dashboards_nav": True}
+    if not form.is_valid():
+        return render(request, template, context, status=400)
+    spec = form.cleaned_data.get("spec")
+    params = parameter_line(spec) if spec else form.parameter_line()
+    return render(
+        request, template, {**context, "spec": spec, "params": params, "data": build(form)}
+    )
+
+
+@role_required(Role.ANALYST)
+def index(request):
+    projects = Project.objects.order_by("name")
+    return render(request, "metrics/index.html", {"projects": projects, "dashboards_nav": True})
+
+
+@role_required(Role.ANALYST)
+def overview(request, slug):
+    project = get_object_or_404(Project, slug=slug)
+    form = MetricForm(request.GET, project=project)
+
+    def build(form):
+        return dashboards.project_overview(project, form.spec, as_of=form.moment)
+
+    return _page(request, "metrics/overview.html", form, build, project=project)
+
+
+@role_required(Role.ANALYST)
+def queries(request, slug, result_list_id):
+    project = get_object_or_404(Project, slug=slug)
+    result_list = get_object_or_404(ResultList, pk=result_list_id, project=project)
+    form = QueryTableForm(request.GET, project=project)
+
+    def build(form):
+        return dashboards.query_table(
+            project,
+            result_list,
+            form.spec,
+            as_of=form.moment,
+            sort=form.ordering,
+            text=form.cleaned_data["q"],
+            page=request.GET.get("page"),
+        )
+
+    context = {"project": project, "result_list": result_list}
+    return _page(request, "metrics/query_table.html", form, build, **context)
+
+
+@role_required(Role.ANALYST)
+def query_detail(request, slug, result_list_id, query_id):
+    project = get_object_or_404(Project, slug=slug)
+    result_list = get_object_or_404(ResultList, pk=result_list_id, project=project)
+    query = get_object_or_404(Query, pk=query_id, project=project)
+    form = MetricForm(request.GET, project=project)
+
+    def build(form):
+        return dashboards.query_detail(project, result_list, query, form.spec, as_of=form.moment)
+
+    context = {"project": project, "result_list": result_list, "query": query}
+    return _page(request, "metrics/query_detail.html", form, build, **context)
+
+
+@role_required(Role.ANALYST)
+def compare(request, slug):
+    project = get_object_or_404(Project, slug=slug)
+    form = CompareForm(request.GET, project=project)
+
+    def build(form):
+        lists = project.result_lists.in_bulk([form.cleaned_data["a"], form.cleaned_data["b"]])
+        return dashboards.comparison(
+            project,
+            lists[form.cleaned_data["a"]],
+            lists[form.cleaned_data["b"]],
+            form.spec,
+            as_of=form.moment,
+            page=request.GET.get("page"),
+        )
+
+    return _page(request, "metrics/compare.html", form, build, project=project)
+
+
+@role_required(Role.ANALYST)
+def raters(request, slug):
+    project = get_object_or_404(Project, slug=slug)
+    form = RatersForm(request.GET, project=project)
+
+    def build(form):
+        return dashboards.raters_report(
+            project, policy=form.cleaned_data["consensus"], as_of=form.moment
+        )
+
+    return _page(request, "metrics/raters.html", form, build, project=project)

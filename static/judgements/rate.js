@@ -1,0 +1,49 @@
+// Keyboard grading for rate.html. Every key clicks the button that shows it (data-key),
+// so the keys do exactly what the buttons do, with or without htmx. Keys typed into the
+// note (or any other field) are left alone.
+(function () {
+  "use strict";
+
+  function typing(target) {
+    return target.closest && target.closest("input, textarea, select, [contenteditable]");
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (event.ctrlKey || event.metaKey || event.altKey || event.repeat) return;
+    if (typing(event.target)) {
+      // Escape leaves the note so that the keys work again.
+      if (event.key === "Escape") event.target.blur();
+      return;
+    }
+    if (event.key === "g") {
+      const panel = document.getElementById("guidelines");
+      if (panel) panel.open = !panel.open;
+      event.preventDefault();
+      return;
+    }
+    const button = document.querySelector(
+      '#rating button[data-key="' + CSS.escape(event.key) + '"]'
+    );
+    if (button && !button.disabled) {
+      event.preventDefault();
+      button.click();
+    }
+  });
+
+  // While an answer is on its way, the buttons are disabled so that a second key press
+  // cannot answer the next pair by accident before it is on screen.
+  document.addEventListener("htmx:beforeRequest", function () {
+    document.querySelectorAll("#rating button").forEach(function (button) {
+      button.dataset.wasDisabled = button.disabled ? "1" : "";
+      button.disabled = true;
+    });
+  });
+  // After a failed request the old buttons are still on screen: enable them again.
+  // Buttons of a freshly swapped-in pair carry no mark and keep their own state.
+  document.addEventListener("htmx:afterRequest", function () {
+    document.querySelectorAll("#rating button[data-was-disabled]").forEach(function (button) {
+      button.disabled = button.dataset.wasDisabled === "1";
+      delete button.dataset.wasDisabled;
+    });
+  });
+})();

@@ -1,0 +1,169 @@
+"""Uploads through the API: what each import writes when the file is good."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from judgements import services
+from judgements.models import Document, Hit, Judgement, Query, ResultList
+from judgements.services import import_rater
+from tests.api.conftest import upload
+from tests.factories import DocumentFactory, ProjectFactory
+
+CRANFIELD = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "cranfield"
+
+
+@pytest.fixture
+def charlie(client_as, analyst):
+    return client_as(analyst)
+
+
+def post(client, url, content, **fields):
+    response = client.post(url, {"file": upload(content), **fields}, format="multipart")
+    assert response.status_code == 201, response.json()
+    return response.json()
+
+
+def test_it_adds_new_queries_and_keeps_known_ones(charlie, query_with_hits):
+    url = "/api/projects/outdoor/queries/import/"
+    body = post(charlie, url, "text,description\ntent,ignored\nboots,For hiking\n", format="csv")
+    assert body == {"rows": 2, "created": 1, "updated": 0}
+    boots = Query.objects.get(text="boots")
+    assert (boots.project.slug, boots.description) == ("outdoor", "For hiking")
+    assert Query.objects.get(text="tent").description == ""
+
+
+def test_it_adds_queries_from_json(charlie, project):
+    content = json.dumps(["tent", {"text": "boots", "description": "For hiking"}])
+    post(charlie, "/api/projects/outdoor/queries/import/", content, format="json")
+    assert sorted(project.queries.values_list("text", flat=True)) == ["boots", "tent"]
+
+
+def test_it_adds_documents_and_updates_known_ones(charlie, query_with_hits):
+    content = (
+        '{"id": "SKU-1", "title": "Tent, 2 person", "url": "https://shop.example/1"}\n'
+        '{"id": "SKU-9", "title": "Boots", "colour": "brown"}\n'
+    )
+    body = post(charlie, "/api/projects/outdoor/documents/import/", content)
+    assert body == {"rows": 2, "created": 1, "updated": 1}
+    assert Document.objects.get(external_id="SKU-1").title == "Tent, 2 person"
+    assert Document.objects.get(external_id="SKU-9").fields == {"colour": "brown"}
+
+
+def test_a_trec_run_becomes_a_result_list_named_after_its_tag(charlie, query_with_hits, analyst):
+    qid = query_with_hits.pk
+    content = f"{qid} Q0 SKU-2 1 9.5 bm25-v2\n{qid} Q0 SKU-77 2 7.25 bm25-v2\n"
+    body = post(charlie, "/api/projects/outdoor/result-lists/import/", content, format="trec")
+    assert (body["rows"], body["created"], body["result_list"]["name"]) == (2, 2, "bm25-v2")
+    result_list = ResultList.objects.get(name="bm25-v2")
+    assert result_list.created_by == analyst
+    hits = result_list.hits.order_by("rank").values_list("document__external_id", "score")
+    assert list(hits) == [("SKU-2", 9.5), ("SKU-77", 7.25)]
+
+
+def test_a_queries_file_maps_the_qids_of_a_run(charlie, query_with_hits):
+    fields = {"format": "trec", "name": "prod", "queries": upload("id,text\nT-1,tent\n")}
+    post(charlie, "/api/projects/outdoor/result-lists/import/", "T-1 Q0 SKU-3 1 1 x\n", **fields)
+    hit = Hit.objects.get(result_list__name="prod")
+    assert (hit.query, hit.document.external_id) == (query_with_hits, "SKU-3")
+
+
+def test_a_json_result_list_brings_its_documents(charlie, query_with_hits):
+    content = json.dumps(
+        {
+            "name": "semantic",
+            "engine": "vectors v3",
+            "captured_at": "2026-11-08T09:00:00Z",
+            "queries": [
+                {"query": "tent", "hits": [{"id": "SKU-5"}, {"id": "N-1", "title": "New tent"}]}
+            ],
+        }
+    )
+    post(charlie, "/api/projects/outdoor/result-lists/import/", content, format="json")
+    result_list = ResultList.objects.get(name="semantic")
+    assert (result_list.engine, result_list.captured_at.isoformat()) == (
+        "vectors v3",
+        "2026-11-08T09:00:00+00:00",
+    )
+    assert Document.objects.get(external_id="N-1").title == "New tent"
+    assert list(result_list.hits.values_list("rank", flat=True)) == [1, 2]
+
+
+def test_quepid_ratings_become_events_of_the_import_rater(charlie, query_with_hits, project):
+    content = "query,docid,rating\ntent,SKU-1,3\ntent,SKU-2,0\n"
+    body = post(charlie, "/api/projects/outdoor/judgements/import/", content, format="quepid")
+    events = Judgement.objects.order_by("id")
+    assert body["rater"] == "import.outdoor" == import_rater(project).username
+    assert [(event.document.external_id, event.grade) for event in events] == [
+        ("SKU-1", 3),
+        ("SKU-2", 0),
+    ]
+    assert {(event.source, str(event.import_id)) for event in events} == {
+        ("import", body["import_id"])
+    }
+    assert events[0].note == "Imported from quepid by charlie"
+
+
+def test_the_import_rater_cannot_log_in(query_with_hits, project):
+    user = import_rater(project)
+    assert not user.is_active
+    assert not user.has_usable_password()
+
+
+def test_each_import_has_its_own_id(charlie, query_with_hits):
+    url = "/api/projects/outdoor/judgements/import/"
+    first = post(charlie, url, f"{query_with_hits.pk} 0 SKU-1 1\n", format="qrels")
+    second = post(charlie, url, f"{query_with_hits.pk} 0 SKU-1 2\n", format="qrels")
+    assert first["import_id"] != second["import_id"]
+    assert Judgement.objects.current_grades().get().grade == 2
+
+
+def test_event_files_keep_their_raters_times_and_notes(charlie, query_with_hits, rater):
+    pair = {"query": "tent", "document": "SKU-1", "rater": "alice"}
+    lines = [
+        pair | {"grade": 2, "note": "a\tb", "created_at": "2026-01-01T00:00:00Z"},
+        pair | {"kind": "retract", "created_at": "2026-01-02T00:00:00+01:00"},
+    ]
+    content = "".join(json.dumps(line) + "\n" for line in lines)
+    post(charlie, "/api/projects/outdoor/judgements/import/", content, format="jsonl")
+    first, second = Judgement.objects.order_by("created_at")
+    assert (first.rater, first.grade, first.note, first.source) == (rater, 2, "a\tb", "import")
+    assert (second.kind, second.created_at.isoformat()) == ("retract", "2026-01-01T23:00:00+00:00")
+
+
+def test_it_imports_the_cranfield_collection_as_published(charlie):
+    ProjectFactory(slug="cranfield", name="Cranfield")
+    base = "/api/projects/cranfield"
+    queries = (CRANFIELD / "queries.csv").read_bytes()
+    assert post(charlie, f"{base}/queries/import/", queries, format="csv")["created"] == 225
+    documents = (CRANFIELD / "documents.jsonl").read_bytes()
+    assert post(charlie, f"{base}/documents/import/", documents)["created"] == 1400
+    qrels = {"format": "qrels", "queries": upload(queries)}
+    qrels_file = (CRANFIELD / "qrels.txt").read_bytes()
+    assert post(charlie, f"{base}/judgements/import/", qrels_file, **qrels)["created"] == 1837
+    first = Judgement.objects.get(
+        query__text__startswith="what similarity laws", document__external_id="184"
+    )
+    assert first.grade == 2
+
+
+def test_a_document_deleted_during_the_import_rejects_it(charlie, query_with_hits, monkeypatch):
+    doomed = DocumentFactory(project=query_with_hits.project, external_id="DOOMED")
+    insert = services._Staging.insert
+
+    def delete_first(staging):
+        # What another transaction could do between reading the file and committing.
+        Document.objects.filter(pk=doomed.pk).delete()
+        insert(staging)
+
+    monkeypatch.setattr(services._Staging, "insert", delete_first)
+    content = "query,docid,rating\ntent,SKU-1,3\ntent,DOOMED,1\n"
+    response = charlie.post(
+        "/api/projects/outdoor/judgements/import/",
+        {"file": upload(content), "format": "quepid"},
+        format="multipart",
+    )
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["message"] == "A document was deleted during the import."
+    assert not Judgement.objects.exists()

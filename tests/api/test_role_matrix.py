@@ -1,0 +1,145 @@
+"""Every endpoint against every role: exactly the allowed status codes, never data otherwise.
+
+Anonymous callers get 401. A rater (alice) may list projects she may rate, read her
+own judgements, take her next pair and post answers; everything else is 403. An
+analyst (charlie) may use everything. dave, with no role, gets 403 everywhere.
+"""
+
+import pytest
+from django.urls import get_resolver
+
+from tests.api.conftest import upload
+
+OK = {"GET": 200, "POST": 201}
+
+
+def endpoints(project, result_list, query, document):
+    """(name, method, path, form) for every API operation."""
+    slug, run = project.slug, result_list.pk
+    qid = query.pk
+    return [
+        ("projects", "GET", "/api/projects/", None),
+        ("project", "GET", f"/api/projects/{slug}/", None),
+        ("queries", "GET", f"/api/projects/{slug}/queries/", None),
+        ("queries-import", "POST", f"/api/projects/{slug}/queries/import/", "text\nhat\n"),
+        ("documents", "GET", f"/api/projects/{slug}/documents/", None),
+        ("documents-import", "POST", f"/api/projects/{slug}/documents/import/", '{"id": "A"}'),
+        ("result-lists", "GET", f"/api/projects/{slug}/result-lists/", None),
+        (
+            "result-lists-import",
+            "POST",
+            f"/api/projects/{slug}/result-lists/import/",
+            f"{qid} Q0 SKU-1 1 1 new-run\n",
+        ),
+        ("result-list", "GET", f"/api/result-lists/{run}/", None),
+        ("hits", "GET", f"/api/result-lists/{run}/hits/", None),
+        ("result-list-export", "GET", f"/api/result-lists/{run}/export/", None),
+        ("judgements", "GET", "/api/judgements/", None),
+        ("judgement-create", "POST", "/api/judgements/create/", {"document": document.pk}),
+        ("next", "GET", f"/api/projects/{slug}/next/", None),
+        ("grades", "GET", f"/api/projects/{slug}/grades/", None),
+        ("consensus", "GET", f"/api/projects/{slug}/consensus/", None),
+        (
+            "judgements-import",
+            "POST",
+            f"/api/projects/{slug}/judgements/import/",
+            f"{qid} 0 SKU-1 2\n",
+        ),
+        ("judgements-export", "GET", f"/api/projects/{slug}/judgements/export/", None),
+        ("grades-export", "GET", f"/api/projects/{slug}/grades/export/", None),
+        ("consensus-export", "GET", f"/api/projects/{slug}/consensus/export/", None),
+    ]
+
+
+RATER_MAY = {"projects", "project", "judgements", "judgement-create", "next"}
+FORMATS = {
+    "queries-import": "csv",
+    "result-lists-import": "trec",
+    "judgements-import": "qrels",
+}
+
+
+def call(client, name, method, path, form, query):
+    if method == "GET":
+        return client.get(path)
+    if isinstance(form, dict):
+        return client.post(path, {"query": query.pk, "grade": 2, **form}, format="json")
+    data = {"file": upload(form), "format": FORMATS.get(name, "jsonl")}
+    return client.post(path, data, format="multipart")
+
+
+@pytest.fixture
+def setting(query_with_hits):
+    first = query_with_hits.hits.get(rank=1)
+    return query_with_hits.project, first.result_list, query_with_hits, first.document
+
+
+PERSONAS = ["anonymous", "dave", "alice", "charlie"]
+
+
+def expected(persona: str, name: str, method: str) -> int:
+    if persona == "anonymous":
+        return 401
+    if persona == "charlie" or (persona == "alice" and name in RATER_MAY):
+        return OK[method]
+    return 403
+
+
+NAMES = [
+    "projects", "project", "queries", "queries-import", "documents", "documents-import",
+    "result-lists", "result-lists-import", "result-list", "hits", "result-list-export",
+    "judgements", "judgement-create", "next", "grades", "consensus", "judgements-import",
+    "judgements-export", "grades-export", "consensus-export",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("persona", PERSONAS)
+@pytest.mark.parametrize("name", NAMES)
+def test_each_role_gets_exactly_the_allowed_status(
+    client_as, rater, analyst, outsider, setting, persona, name
+):
+    users = {"anonymous": None, "dave": outsider, "alice": rater, "charlie": analyst}
+    method, path, form = {name: rest for name, *rest in endpoints(*setting)}[name]
+    response = call(client_as(users[persona]), name, method, path, form, setting[2])
+    assert response.status_code == expected(persona, name, method), (name, response.content)
+    if response.status_code >= 400:
+        assert list(response.json()) == ["errors"]
+
+
+def test_the_matrix_covers_every_api_endpoint(setting):
+    api = get_resolver().url_patterns
+    names = {
+        pattern.name
+        for include in api
+        if getattr(include, "namespace", None) == "api"
+        for pattern in include.url_patterns
+        if pattern.name and pattern.name != "token"
+    }
+    assert names == {name for name, *_ in endpoints(*setting)} == set(NAMES)
+
+
+def test_a_rater_never_receives_another_raters_grades(client_as, rater, judged):
+    alice = client_as(rater)
+    events = alice.get("/api/judgements/?page_size=1000").json()["results"]
+    assert {event["rater"] for event in events} == {"alice"}
+    assert alice.get("/api/judgements/?rater=bob").json()["results"] == []
+    for path in ("grades/", "consensus/", "grades/export/", "judgements/export/"):
+        assert alice.get(f"/api/projects/outdoor/{path}").status_code == 403
+
+
+def test_an_analyst_reads_every_raters_events(client_as, analyst, judged):
+    events = client_as(analyst).get("/api/judgements/").json()["results"]
+    assert {event["rater"] for event in events} == {"alice", "bob"}
+
+
+def test_a_rater_outside_a_projects_named_raters_may_not_rate_it(
+    client_as, rater, other_rater, setting
+):
+    project, _, query, document = setting
+    project.raters.add(other_rater)
+    alice = client_as(rater)
+    assert alice.get("/api/projects/").json()["results"] == []
+    assert alice.get(f"/api/projects/{project.slug}/").status_code == 404
+    assert alice.get(f"/api/projects/{project.slug}/next/").status_code == 403
+    body = {"query": query.pk, "document": document.pk, "grade": 1}
+    assert alice.post("/api/judgements/create/", body, format="json").status_code == 403

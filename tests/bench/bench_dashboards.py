@@ -1,0 +1,283 @@
+"""Benchmark recomputation and the dashboards on a large generated project.
+
+Run as ``.venv/bin/python tests/bench/bench_dashboards.py`` (not a pytest test). It
+sets Django up itself and uses the development database (or ``DATABASE_URL``). The
+project ``generated-load`` is built first if it is missing, with
+``generate_load --queries 10000 --hits-per-query 100 --judgements 1000000``.
+
+It times, in one process and printing every figure:
+
+1. one result list recomputed end to end from PostgreSQL
+   (``metrics.services.result_list_evaluate``) against the core's own time on the
+   same arrays (``ndcg_batch`` alone), with the end-to-end time split into SQL,
+   row fetching and numpy;
+2. ``metrics_rebuild`` over 30 daily buckets (this also brings the stored series up
+   to date, which the dashboards read);
+3. the overview and the per-query table: server time through Django's test
+   ``Client`` in-process, after one warm-up, split into SQL and the rest.
+
+Targets: recompute <= 3x the core's time; pages <= 300 ms. Nothing is cached
+between runs: every timed call reads PostgreSQL again.
+"""
+
+import argparse
+import datetime as dt
+import os
+import statistics
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPOSITORY))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.contrib.auth.models import Group, User  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import connection  # noqa: E402
+from django.db.migrations.executor import MigrationExecutor  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.utils import timezone  # noqa: E402
+
+from judgements.models import Judgement, Project  # noqa: E402
+from metrics import buckets, dashboards, selectors, services  # noqa: E402
+from metrics.core import ndcg_batch  # noqa: E402
+from metrics.dashboards.evaluations import list_evaluations  # noqa: E402
+from metrics.dashboards.overview import OVERVIEW_RESAMPLES, pool_progress  # noqa: E402
+from metrics.dashboards.overview import _intervals as overview_intervals  # noqa: E402
+from metrics.models import StaleQuery  # noqa: E402
+from metrics.registry import project_spec  # noqa: E402
+
+RECOMPUTE_TARGET = 3.0
+PAGE_TARGET_MS = 300.0
+BENCH_USER = "bench_analyst"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--slug", default="generated-load")
+    parser.add_argument("--days", type=int, default=30, help="daily buckets to rebuild")
+    parser.add_argument("--skip-rebuild", action="store_true", help="keep the stored series")
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs per page")
+    args = parser.parse_args()
+    if _unapplied_migrations():
+        print(f"Unapplied migrations: {', '.join(_unapplied_migrations())}.")
+        print("Run `.venv/bin/python manage.py migrate` first.")
+        return 1
+    project = _project(args.slug)
+    print(_describe(project))
+    _bench_recompute(project)
+    if not args.skip_rebuild:
+        _bench_rebuild(project, args.days)
+    _bench_pages(project, args.repeat)
+    return 0
+
+
+def _unapplied_migrations() -> list[str]:
+    executor = MigrationExecutor(connection)
+    plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
+    # Only the apps the dashboards read matter here.
+    return [
+        f"{migration.app_label} {migration.name}"
+        for migration, _ in plan
+        if migration.app_label in ("judgements", "metrics")
+    ]
+
+
+def _project(slug: str) -> Project:
+    project = Project.objects.filter(slug=slug).first()
+    if project is None:
+        print(f"{slug} is missing: building it (about a minute on an idle machine) ...")
+        call_command(
+            "generate_load",
+            queries=10_000,
+            hits_per_query=100,
+            judgements=1_000_000,
+            slug=slug,
+        )
+        project = Project.objects.get(slug=slug)
+    return project
+
+
+def _describe(project) -> str:
+    lists = project.result_lists.count()
+    judgements = Judgement.objects.for_project(project).count()
+    return (
+        f"Project {project.slug}: {project.queries.count():,} queries, {lists} result lists, "
+        f"{judgements:,} judgement events; metric {project_spec(project).name!r}\n"
+        f"Database: {connection.settings_dict['NAME']} on {connection.settings_dict['HOST']}; "
+        f"load average {', '.join(f'{x:.1f}' for x in os.getloadavg())} on "
+        f"{os.cpu_count()} CPUs"
+    )
+
+
+def timed(function, repeat: int = 1):
+    """Run ``function`` ``repeat`` times; return (its last result, every time in s)."""
+    result, times = None, []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = function()
+        times.append(time.perf_counter() - start)
+    return result, times
+
+
+@contextmanager
+def sql_clock():
+    """Sum the time spent in cursor.execute (PostgreSQL's work and the rows' transfer)."""
+    spent = {"seconds": 0.0, "queries": 0}
+
+    def wrapper(execute, sql, params, many, context):
+        start = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            spent["seconds"] += time.perf_counter() - start
+            spent["queries"] += 1
+
+    with connection.execute_wrapper(wrapper):
+        yield spent
+
+
+def _bench_recompute(project) -> None:
+    spec = project_spec(project)
+    result_list = project.result_lists.order_by("captured_at").first()
+    as_of = timezone.now()
+    print(f"\n== Recompute {result_list.name} ({spec.name}) ==")
+    _, end_to_end = timed(
+        lambda: services.result_list_evaluate(result_list, spec, as_of=as_of), repeat=3
+    )
+    with sql_clock() as pairs_sql:
+        pairs, pairs_s = timed(
+            lambda: selectors.pair_grades(project.pk, as_of=as_of, policy=spec.consensus)
+        )
+    depth = spec.k if spec.unjudged == "zero" and spec.ideal == "judged" else None
+    with sql_clock() as hits_sql:
+        grades, hits_s = timed(
+            lambda: selectors.result_list_grades(result_list.pk, pairs, depth=depth)
+        )
+    core, core_s = timed(lambda: _core(grades, spec), repeat=20)
+    best, core_best = min(end_to_end), min(core_s)
+    print(
+        f"  consensus pairs read: {len(pairs.grades):,}; hits read: {len(grades.ranked_grades):,}"
+    )
+    print(f"  end to end (result_list_evaluate), best of 3   {best * 1000:9.1f} ms")
+    print(f"    pair_grades: {pairs_s[0] * 1000:.1f} ms, of which cursor.execute (SQL + transfer) "
+          f"{pairs_sql['seconds'] * 1000:.1f} ms, the rest row fetching and numpy")  # fmt: skip
+    print(f"    result_list_grades: {hits_s[0] * 1000:.1f} ms, of which cursor.execute "
+          f"{hits_sql['seconds'] * 1000:.1f} ms")  # fmt: skip
+    print(f"  metrics.core ndcg_batch alone, best of 20      {core_best * 1000:9.1f} ms")
+    ratio = best / core_best
+    verdict = "met" if ratio <= RECOMPUTE_TARGET else "NOT met"
+    print(f"  target: end to end <= {RECOMPUTE_TARGET:g}x the core: {ratio:,.0f}x, {verdict}")
+    print(f"  (mean NDCG {core.mean:.4f} over {len(core.ndcg):,} queries)")
+
+
+def _core(grades, spec):
+    returned = spec.ideal == "returned"
+    return ndcg_batch(
+        grades.ranked_grades,
+        grades.offsets,
+        k=spec.k,
+        ideal_grades=grades.ranked_grades if returned else grades.judged_grades,
+        ideal_offsets=grades.offsets if returned else grades.judged_offsets,
+        gain=spec.gain,
+        discount=spec.discount,
+        ideal_depth=spec.ideal_depth,
+        unjudged=spec.unjudged,
+    )
+
+
+def _bench_rebuild(project, days: int) -> None:
+    last = Judgement.objects.for_project(project).order_by("-created_at").first().created_at
+    until = buckets.bucket_end(last, "day")
+    since = until - dt.timedelta(days=days - 1)
+    print(
+        f"\n== rebuild_metrics over {days} daily buckets ({since:%Y-%m-%d} to {until:%Y-%m-%d}) =="
+    )
+    _, seconds = timed(
+        lambda: services.metrics_rebuild(project=project, since=since, until=until, every="day")
+    )
+    lists = project.result_lists.count()
+    print(f"  {seconds[0]:.1f} s, {seconds[0] / days:.2f} s per bucket ({lists} result lists)")
+
+
+def _bench_pages(project, repeat: int) -> None:
+    client = Client(HTTP_HOST="localhost")
+    client.force_login(_analyst())
+    result_list = project.result_lists.order_by("captured_at").last()
+    print(f"\n== Pages (server time in-process, warm-up then best and median of {repeat}) ==")
+    stale = StaleQuery.objects.filter(query__project=project).count()
+    if stale:
+        # What the refresh task does after grading; the pages then read the stored series.
+        written, seconds = timed(lambda: services.metrics_refresh(project=project))
+        print(f"  metrics_refresh of {stale} stale queries: {seconds[0]:.1f} s, {written} points")
+    lists = list(project.result_lists.all())
+    stored = list_evaluations(project, project_spec(project), as_of=None, result_lists=lists)
+    source = "the stored series" if all(e.stored for e in stored) else "the judgement log"
+    print(f"  values come from {source}")
+    pages = {
+        "overview": f"/metrics/{project.slug}/",
+        "per-query table": f"/metrics/{project.slug}/{result_list.pk}/queries/",
+    }
+    for name, url in pages.items():
+        _bench_page(client, name, url, repeat)
+    # For comparison: an as-of moment is always computed from the judgement log.
+    moment = timezone.now().strftime("%Y-%m-%dT%H:%M:%S")
+    _bench_page(client, "overview as of", f"{pages['overview']}?as_of={moment}", 1)
+    _bench_parts(project, result_list, repeat)
+
+
+def _bench_parts(project, result_list, repeat) -> None:
+    """Where a page's time goes: reading the values, the intervals, the rest of its selector."""
+    spec = project_spec(project)
+    lists = list(project.result_lists.order_by("captured_at", "name"))
+    evaluations, read = timed(
+        lambda: list_evaluations(project, spec, as_of=None, result_lists=lists), repeat
+    )
+    _, intervals = timed(lambda: overview_intervals(evaluations), repeat)
+    _, pool = timed(lambda: pool_progress(project, as_of=None), repeat)
+    _, overview = timed(lambda: dashboards.project_overview(project, spec, as_of=None), repeat)
+    _, table = timed(
+        lambda: dashboards.query_table(
+            project, result_list, spec, as_of=None, sort="ndcg", text="", page=None
+        ),
+        repeat,
+    )
+    print("  parts (best of each):")
+    print(f"    per-query values of {len(lists)} lists {min(read) * 1000:7.1f} ms")
+    print(f"    bootstrap intervals        {min(intervals) * 1000:7.1f} ms "
+          f"({OVERVIEW_RESAMPLES} resamples)")  # fmt: skip
+    print(f"    pool progress              {min(pool) * 1000:7.1f} ms")
+    print(f"    overview selector in all   {min(overview) * 1000:7.1f} ms")
+    print(f"    query table selector       {min(table) * 1000:7.1f} ms")
+
+
+def _bench_page(client, name, url, repeat) -> None:
+    response = client.get(url)
+    assert response.status_code == 200, (url, response.status_code)
+    with sql_clock() as sql:
+        _, times = timed(lambda: client.get(url), repeat)
+    best, median = min(times) * 1000, statistics.median(times) * 1000
+    verdict = "met" if best <= PAGE_TARGET_MS else "NOT met"
+    print(f"  {name:16} best {best:7.1f} ms, median {median:7.1f} ms; "
+          f"target <= {PAGE_TARGET_MS:g} ms {verdict}")  # fmt: skip
+    per_request = sql["seconds"] * 1000 / repeat
+    print(f"  {'':16} per request: {sql['queries'] / repeat:.0f} SQL queries taking "
+          f"{per_request:.1f} ms (execute and transfer), {median - per_request:.1f} ms in Python "
+          f"(fetching rows, numpy, bootstrap, template)")  # fmt: skip
+
+
+def _analyst() -> User:
+    """An analyst to log in as; created once in the database the benchmark runs on."""
+    user, _ = User.objects.get_or_create(username=BENCH_USER)
+    user.groups.add(Group.objects.get(name="analyst"))
+    return user
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,398 @@
+import datetime as dt
+import threading
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from judgements.models import (
+    Hit,
+    Judgement,
+    Project,
+    QueueLease,
+    QueuePair,
+    QueuePoolTally,
+    QueueRaterTally,
+)
+from judgements.queue import (
+    lease_release,
+    may_rate,
+    queue_next_pair,
+    rateable_projects,
+    rater_progress,
+)
+from tests.factories import (
+    DocumentFactory,
+    HitFactory,
+    JudgementFactory,
+    ProjectFactory,
+    QueryFactory,
+    ResultListFactory,
+    UserFactory,
+)
+
+# alice (rater) and bob (rater) share the queue of the "outdoor" project; neither sees
+# the other's grades, but each pair is handed out only as often as the project needs.
+
+
+def ranked(result_list, query, documents):
+    """Hits of ``documents`` for ``query`` in ``result_list``, ranks 1, 2, ..."""
+    for rank, document in enumerate(documents, start=1):
+        HitFactory(result_list=result_list, query=query, document=document, rank=rank)
+
+
+@pytest.fixture
+def docs(project):
+    return [DocumentFactory(project=project, external_id=f"D{n}") for n in range(1, 7)]
+
+
+@pytest.fixture
+def tent(project, docs):
+    """One query ranked by one result list: D1..D6 at ranks 1..6."""
+    query = QueryFactory(project=project, text="tent")
+    ranked(ResultListFactory(project=project, name="bm25"), query, docs)
+    return query
+
+
+def pool(project):
+    pairs = QueuePair.objects.filter(project=project)
+    return {(pair.document.external_id, pair.best_rank, pair.grades) for pair in pairs}
+
+
+def next_doc(rater, project, **kwargs):
+    pair = queue_next_pair(rater=rater, project=project, **kwargs)
+    return pair.document.external_id if pair else None
+
+
+def answer(rater, query, document, grade=2, kind="grade", **kwargs):
+    return JudgementFactory(
+        rater=rater, query=query, document=document, grade=grade, kind=kind, **kwargs
+    )
+
+
+def test_the_pool_is_every_pair_in_the_top_pool_depth_of_any_result_list(project, docs):
+    project.pool_depth = 2
+    project.save()
+    query = QueryFactory(project=project, text="tent")
+    ranked(ResultListFactory(project=project, name="a"), query, docs[:3])
+    ranked(ResultListFactory(project=project, name="b"), query, [docs[2], docs[0]])
+    assert pool(project) == {("D1", 1, 0), ("D2", 2, 0), ("D3", 1, 0)}
+
+
+def test_a_new_result_list_adds_its_unjudged_top_pairs_to_the_pool(project, rater, tent, docs):
+    project.pool_depth = 2
+    project.save()
+    for document in docs[:2]:
+        answer(rater, tent, document)
+    assert next_doc(rater, project) is None
+    newcomer = DocumentFactory(project=project, external_id="NEW")
+    ranked(ResultListFactory(project=project, name="new engine"), tent, [docs[0], newcomer])
+    assert ("NEW", 2, 0) in pool(project)
+    assert next_doc(rater, project) == "NEW"
+
+
+def test_the_rater_gets_the_best_ranked_pair_they_have_not_answered(project, rater, tent, docs):
+    assert next_doc(rater, project) == "D1"
+    answer(rater, tent, docs[0])
+    assert next_doc(rater, project) == "D2"
+
+
+def test_best_rank_counts_across_result_lists(project, rater, tent, docs):
+    ranked(ResultListFactory(project=project, name="other"), tent, [docs[4]])
+    answer(rater, tent, docs[0])
+    assert next_doc(rater, project) == "D5"
+
+
+def test_among_equal_ranks_the_pair_with_fewer_grades_comes_first(project, rater, other_rater):
+    project.judges_per_pair = 2
+    project.save()
+    first, second = QueryFactory(project=project), QueryFactory(project=project)
+    documents = [DocumentFactory(project=project), DocumentFactory(project=project)]
+    ranked(ResultListFactory(project=project), first, documents[:1])
+    ranked(ResultListFactory(project=project), second, documents[1:])
+    lower_id = min((first, documents[0]), (second, documents[1]), key=lambda p: p[0].pk)
+    answer(other_rater, *lower_id)
+    pair = queue_next_pair(rater=rater, project=project)
+    assert (pair.query, pair.document) != lower_id
+
+
+def test_a_pair_leaves_the_queue_once_it_has_enough_grades(project, rater, other_rater, tent):
+    project.judges_per_pair = 2
+    project.save()
+    d1 = tent.hits.get(rank=1).document
+    answer(other_rater, tent, d1)
+    assert next_doc(rater, project) == "D1"
+    answer(UserFactory(roles=["rater"]), tent, d1)
+    assert next_doc(rater, project) == "D2"
+
+
+def test_cant_tell_is_an_answer_but_not_a_grade(project, rater, other_rater, tent, docs):
+    answer(other_rater, tent, docs[0], grade=None, kind="cant_tell")
+    assert ("D1", 1, 0) in pool(project)
+    assert next_doc(other_rater, project) == "D2"
+    assert next_doc(rater, project) == "D1"
+
+
+def test_a_retracted_answer_puts_the_pair_back_in_the_queue(project, rater, tent, docs):
+    answer(rater, tent, docs[0])
+    answer(rater, tent, docs[0], grade=None, kind="retract")
+    assert ("D1", 1, 0) in pool(project)
+    assert next_doc(rater, project) == "D1"
+
+
+def test_skipped_pairs_come_back_after_every_other_pair(project, rater, tent, docs):
+    skipped = [(tent.pk, docs[1].pk), (tent.pk, docs[0].pk)]
+    for document in docs[2:]:
+        answer(rater, tent, document)
+    assert next_doc(rater, project, skipped=skipped) == "D2"
+    answer(rater, tent, docs[1])
+    assert next_doc(rater, project, skipped=skipped) == "D1"
+
+
+def test_another_raters_live_lease_holds_the_last_open_slot(project, rater, other_rater, tent):
+    assert next_doc(other_rater, project) == "D1"
+    assert next_doc(rater, project) == "D2"
+
+
+def test_an_expired_lease_returns_the_pair_to_the_pool(project, rater, other_rater, tent):
+    queue_next_pair(rater=other_rater, project=project)
+    QueueLease.objects.update(expires_at=timezone.now() - dt.timedelta(seconds=1))
+    assert next_doc(rater, project) == "D1"
+
+
+def test_a_released_lease_frees_the_slot_at_once(project, rater, other_rater, tent, docs):
+    queue_next_pair(rater=other_rater, project=project)
+    lease_release(rater=other_rater, query_id=tent.pk, document_id=docs[0].pk)
+    assert next_doc(rater, project) == "D1"
+
+
+def test_asking_again_keeps_the_same_pair_and_one_lease(project, rater, tent):
+    assert next_doc(rater, project) == "D1"
+    assert next_doc(rater, project) == "D1"
+    assert QueueLease.objects.filter(rater=rater).count() == 1
+
+
+def test_a_rater_holds_one_lease_per_project(project, rater, tent, docs):
+    queue_next_pair(rater=rater, project=project)
+    answer(rater, tent, docs[0])
+    queue_next_pair(rater=rater, project=project)
+    leases = QueueLease.objects.filter(rater=rater)
+    assert [(lease.document.external_id) for lease in leases] == ["D2"]
+
+
+def test_raising_judges_per_pair_reopens_complete_pairs(project, rater, other_rater, tent, docs):
+    answer(other_rater, tent, docs[0])
+    assert next_doc(rater, project) == "D2"
+    project.judges_per_pair = 2
+    project.save()
+    assert next_doc(rater, project) == "D1"
+
+
+def test_a_shallower_pool_depth_drops_deeper_pairs(project, tent):
+    project.pool_depth = 3
+    project.save()
+    assert {document for document, _, _ in pool(project)} == {"D1", "D2", "D3"}
+
+
+def test_deleting_a_result_list_drops_the_pairs_only_it_pooled(project, tent, docs):
+    ranked(ResultListFactory(project=project, name="short"), tent, [docs[5]])
+    assert ("D6", 1, 0) in pool(project)
+    tent.hits.filter(result_list__name="bm25").delete()
+    assert pool(project) == {("D6", 1, 0)}
+
+
+def test_grades_judged_before_a_pair_joins_the_pool_are_counted(project, rater, docs):
+    query = QueryFactory(project=project, text="stove")
+    answer(rater, query, docs[0], grade=3)
+    ranked(ResultListFactory(project=project), query, docs[:1])
+    assert pool(project) == {("D1", 1, 1)}
+
+
+def test_the_next_pair_takes_the_same_queries_however_large_the_pool(project, rater, tent):
+    with CaptureQueriesContext(connection) as small:
+        queue_next_pair(rater=rater, project=project)
+    big = QueryFactory(project=project, text="big")
+    ranked(ResultListFactory(project=project, name="big"), big, DocumentFactory.create_batch(50))
+    with CaptureQueriesContext(connection) as large:
+        queue_next_pair(rater=rater, project=project)
+    assert len(large) == len(small)
+
+
+def test_progress_counts_done_left_and_today(project, rater, other_rater, tent, docs):
+    answer(rater, tent, docs[0])
+    answer(rater, tent, docs[1], grade=None, kind="cant_tell")
+    answer(other_rater, tent, docs[2])
+    answer(rater, tent, docs[3], created_at=timezone.now() - dt.timedelta(days=2))
+    progress = rater_progress(rater=rater, project=project)
+    # D1 and D4 are graded, D2 is can't tell (still open), D3 is done by bob.
+    assert (progress.done, progress.left, progress.today) == (3, 2, 2)
+    assert progress.percent == 60
+
+
+def test_a_project_naming_its_raters_is_only_for_them(project, rater, other_rater, outsider):
+    project.raters.set([other_rater])
+    assert not may_rate(rater, project)
+    assert may_rate(other_rater, project)
+    assert list(rateable_projects(outsider)) == []
+    assert list(rateable_projects(rater)) == []
+    project.raters.clear()
+    assert may_rate(rater, project)
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_raters_asking_at_the_same_moment_never_share_the_last_slot():
+    project = ProjectFactory(judges_per_pair=1)
+    query = QueryFactory(project=project)
+    ranked(ResultListFactory(project=project), query, DocumentFactory.create_batch(3))
+    raters = [UserFactory(username=f"rater{n}", roles=["rater"]) for n in range(8)]
+    handed = run_at_once(raters, lambda rater: queue_next_pair(rater=rater, project=project))
+    pairs = [pair.document_id for pair in handed if pair is not None]
+    assert len(pairs) == 3
+    assert len(set(pairs)) == 3
+    assert QueueLease.objects.count() == 3
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_grade_counts_stay_exact_when_raters_grade_one_pair_at_once():
+    project = ProjectFactory(judges_per_pair=10)
+    query = QueryFactory(project=project)
+    document = DocumentFactory(project=project)
+    ranked(ResultListFactory(project=project), query, [document])
+    raters = [UserFactory(username=f"rater{n}", roles=["rater"]) for n in range(8)]
+    run_at_once(raters, lambda rater: answer(rater, query, document))
+    pair = QueuePair.objects.get()
+    assert (pair.grades, pair.needed) == (8, 2)
+    assert Judgement.objects.count() == 8
+    assert_pool_matches_the_log(project)
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_a_pair_locked_by_a_running_write_is_passed_over_not_waited_for(rater):
+    project = ProjectFactory()
+    query = QueryFactory(project=project)
+    ranked(ResultListFactory(project=project), query, DocumentFactory.create_batch(2))
+    first = QueuePair.objects.get(best_rank=1)
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_the_first_pair():
+        # As a grade or an import of that pair does until it commits.
+        with transaction.atomic():
+            QueuePair.objects.select_for_update().get(pk=first.pk)
+            locked.set()
+            release.wait(timeout=10)
+        connection.close()
+
+    holder = threading.Thread(target=hold_the_first_pair)
+    holder.start()
+    try:
+        assert locked.wait(timeout=10)
+        assert queue_next_pair(rater=rater, project=project).best_rank == 2
+    finally:
+        release.set()
+        holder.join(timeout=10)
+
+
+def run_at_once(raters, work):
+    """Run ``work(rater)`` in one thread per rater, released together; return the results."""
+    barrier = threading.Barrier(len(raters))
+    results, errors = [None] * len(raters), []
+
+    def run(position, rater):
+        try:
+            barrier.wait(timeout=10)
+            results[position] = work(rater)
+        except Exception as error:  # Collected so the main thread can report it.
+            errors.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=item) for item in enumerate(raters)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert errors == []
+    return results
+
+
+def assert_pool_matches_the_log(project):
+    """The trigger-kept pool and tallies equal a recomputation from hits and events."""
+    best = {}
+    for hit in Hit.objects.filter(result_list__project=project, rank__lte=project.pool_depth):
+        pair = (hit.query_id, hit.document_id)
+        best[pair] = min(best.get(pair, hit.rank), hit.rank)
+    answers = {}
+    for event in Judgement.objects.for_project(project).latest_per_rater():
+        if event.kind != "retract":
+            day = event.created_at.astimezone(dt.UTC).date().isoformat()
+            answers.setdefault((event.query_id, event.document_id), {})[event.rater_id] = (
+                event.kind,
+                day,
+            )
+    expected = {}
+    for pair, rank in best.items():
+        current = answers.get(pair, {})
+        grades = sum(kind == "grade" for kind, _ in current.values())
+        answered = {str(rater): day for rater, (_, day) in current.items()}
+        expected[pair] = (rank, grades, project.judges_per_pair - grades, answered)
+    stored = {
+        (pair.query_id, pair.document_id): (
+            pair.best_rank,
+            pair.grades,
+            pair.needed,
+            pair.answered,
+        )
+        for pair in QueuePair.objects.filter(project=project)
+    }
+    assert stored == expected
+    assert_tallies_match(project, expected)
+
+
+def assert_tallies_match(project, expected):
+    open_pairs = sum(needed > 0 for _, _, needed, _ in expected.values())
+    tally = QueuePoolTally.objects.filter(project=project).first()
+    assert (tally.open_pairs if tally else 0) == open_pairs
+    today = timezone.now().astimezone(dt.UTC).date().isoformat()
+    per_rater = {}
+    for _, _, needed, answered in expected.values():
+        for rater, day in answered.items():
+            done, still_open, on_day = per_rater.get(int(rater), (0, 0, 0))
+            per_rater[int(rater)] = (done + 1, still_open + (needed > 0), on_day + (day == today))
+    tallies = {
+        tally.rater_id: (
+            tally.answered,
+            tally.answered_open,
+            tally.answered_on_day if str(tally.day) == today else 0,
+        )
+        for tally in QueueRaterTally.objects.filter(project=project)
+    }
+    assert tallies == per_rater
+
+
+def test_the_pool_and_tallies_match_the_log_of_the_demo(db):
+    call_command("load_demo", stdout=StringIO())
+    project = Project.objects.get(slug="outdoor-gear")
+    assert_pool_matches_the_log(project)
+    project.pool_depth = 5
+    project.judges_per_pair = 1
+    project.save()
+    assert_pool_matches_the_log(project)
+
+
+def test_the_pool_and_tallies_match_the_log_of_generated_load(db):
+    options = {"queries": 20, "hits_per_query": 10, "judgements": 500, "raters": 4}
+    call_command("generate_load", stdout=StringIO(), **options)
+    assert_pool_matches_the_log(Project.objects.get(slug="generated-load"))
+
+
+def test_replacing_a_generated_project_leaves_no_queue_rows_behind(db):
+    options = {"queries": 5, "hits_per_query": 10, "judgements": 50, "raters": 2}
+    call_command("generate_load", stdout=StringIO(), **options)
+    call_command("generate_load", stdout=StringIO(), **options)
+    project = Project.objects.get(slug="generated-load")
+    assert set(QueuePair.objects.values_list("project", flat=True)) == {project.pk}
+    assert set(QueuePoolTally.objects.values_list("project", flat=True)) == {project.pk}
+    assert set(QueueRaterTally.objects.values_list("project", flat=True)) == {project.pk}

@@ -1,0 +1,300 @@
+"""Dashboard pages: who may open them, what they show, and how they refuse bad parameters.
+
+Who may see what: charlie (analyst) opens every dashboard; alice (rater) and dave
+(no role) get 403; anonymous visitors are sent to the login page.
+"""
+
+import datetime as dt
+import re
+from html import unescape
+
+import pytest
+from django.urls import reverse
+
+from tests.factories import (
+    DocumentFactory,
+    HitFactory,
+    JudgementFactory,
+    ProjectFactory,
+    QueryFactory,
+    ResultListFactory,
+)
+
+NOV = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
+
+
+@pytest.fixture
+def shop(db, rater, other_rater):
+    """Two result lists over two queries; alice and bob disagree on one pair by 3 grades."""
+    project = ProjectFactory(name="Shop", slug="shop", judges_per_pair=2)
+    old = ResultListFactory(project=project, name="old", captured_at=NOV)
+    new = ResultListFactory(project=project, name="new", captured_at=NOV + dt.timedelta(days=2))
+    docs = [DocumentFactory(project=project, external_id=f"SKU-{n}") for n in range(4)]
+    for text in ("rain jacket", "tent"):
+        query = QueryFactory(project=project, text=text)
+        for rank, doc in enumerate(docs, start=1):
+            HitFactory(result_list=old, query=query, document=doc, rank=rank)
+            HitFactory(result_list=new, query=query, document=docs[-rank], rank=rank)
+        for doc, alice, bob in zip(docs, (0, 1, 2, 3), (3, 1, 2, 2), strict=True):
+            for user, grade in ((rater, alice), (other_rater, bob)):
+                JudgementFactory(
+                    query=query, document=doc, rater=user, grade=grade, created_at=NOV
+                )
+    return project
+
+
+def pages(project) -> dict[str, str]:
+    new = project.result_lists.get(name="new")
+    query = project.queries.get(text="tent")
+    return {
+        "index": reverse("metrics:index"),
+        "overview": reverse("metrics:overview", args=[project.slug]),
+        "queries": reverse("metrics:queries", args=[project.slug, new.pk]),
+        "query": reverse("metrics:query", args=[project.slug, new.pk, query.pk]),
+        "compare": reverse("metrics:compare", args=[project.slug]),
+        "raters": reverse("metrics:raters", args=[project.slug]),
+    }
+
+
+PAGES = ["index", "overview", "queries", "query", "compare", "raters"]
+
+
+def text_of(response) -> str:
+    """The page's visible text, in one line, without tags and scripts."""
+    html = response.content.decode()
+    html = re.sub(r"<(script|select).*?</\1>", " ", html, flags=re.S)
+    return unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)))
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_an_analyst_opens_every_dashboard(client, analyst, shop, page):
+    client.force_login(analyst)
+
+    response = client.get(pages(shop)[page])
+
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_a_rater_gets_403_on_every_dashboard(client, rater, shop, page):
+    client.force_login(rater)
+
+    response = client.get(pages(shop)[page])
+
+    assert response.status_code == 403
+    assert b"rain jacket" not in response.content
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_a_user_without_a_role_gets_403_on_every_dashboard(client, outsider, shop, page):
+    client.force_login(outsider)
+
+    assert client.get(pages(shop)[page]).status_code == 403
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_anonymous_visitors_are_sent_to_login_from_every_dashboard(client, shop, page):
+    response = client.get(pages(shop)[page])
+
+    assert response.status_code == 302
+    assert response.url.startswith(reverse("login"))
+
+
+@pytest.mark.parametrize("page", ["overview", "queries", "query", "compare"])
+def test_every_metric_page_prints_the_parameters_beside_its_numbers(client, analyst, shop, page):
+    client.force_login(analyst)
+
+    text = text_of(client.get(pages(shop)[page]))
+
+    assert (
+        "NDCG@10 · gain exponential (2^rel \N{MINUS SIGN} 1) · discount log2(rank + 1) · "
+        "ideal: all judged documents · ideal depth cut at k · unjudged hits count as grade 0 · "
+        "consensus mean · as of "
+    ) in text
+
+
+def test_the_raters_page_prints_its_parameters(client, analyst, shop):
+    client.force_login(analyst)
+
+    text = text_of(client.get(pages(shop)["raters"]))
+
+    assert "Krippendorff's alpha, ordinal metric · consensus mean · as of " in text
+
+
+def test_changing_k_changes_the_numbers_and_their_label(client, analyst, shop):
+    client.force_login(analyst)
+    url = pages(shop)["overview"]
+
+    at_ten = client.get(url)
+    at_one = client.get(url, {"k": 1, "gain": "linear"})
+
+    assert "NDCG@1 · gain linear (rel)" in text_of(at_one)
+    means = [page.context["data"].summaries[0].evaluation.mean for page in (at_ten, at_one)]
+    assert means[0] != means[1]
+
+
+def test_the_overview_as_of_a_moment_shows_the_values_of_then(client, analyst, shop):
+    client.force_login(analyst)
+    url = pages(shop)["overview"]
+    JudgementFactory(
+        query=shop.queries.get(text="tent"),
+        document=shop.documents.get(external_id="SKU-3"),
+        grade=0,
+        created_at=NOV + dt.timedelta(days=5),
+    )
+
+    then = client.get(url, {"as_of": "2026-11-03T12:00"})
+    now = client.get(url)
+
+    assert "as of 2026-11-03 12:00:00 UTC" in text_of(then)
+    means = [page.context["data"].summaries[1].evaluation.mean for page in (then, now)]
+    assert means[0] != means[1]
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"k": "0"}, "Ensure this value is greater than or equal to 1."),
+        ({"k": "ten"}, "Enter a whole number."),
+        ({"gain": "cubic"}, "Select a valid choice. cubic is not one of the available choices."),
+        ({"consensus": "loudest"}, "Select a valid choice."),
+        ({"as_of": "last tuesday"}, "Enter a valid date/time."),
+    ],
+)
+def test_invalid_parameters_give_a_message_and_a_400_not_a_500(
+    client, analyst, shop, params, message
+):
+    client.force_login(analyst)
+
+    for page in ("overview", "queries", "query", "compare"):
+        response = client.get(pages(shop)[page], params)
+        assert response.status_code == 400
+        assert message in text_of(response)
+
+
+def test_comparing_a_list_with_itself_is_refused_with_a_message(client, analyst, shop):
+    client.force_login(analyst)
+    new = shop.result_lists.get(name="new")
+
+    response = client.get(pages(shop)["compare"], {"a": new.pk, "b": new.pk})
+
+    assert response.status_code == 400
+    assert "Choose two different result lists to compare." in text_of(response)
+
+
+def test_a_result_list_of_another_project_is_not_found(client, analyst, shop):
+    client.force_login(analyst)
+    stranger = ResultListFactory(project=ProjectFactory(), name="elsewhere")
+
+    response = client.get(reverse("metrics:queries", args=[shop.slug, stranger.pk]))
+
+    assert response.status_code == 404
+
+
+def test_a_query_of_another_project_is_not_found(client, analyst, shop):
+    client.force_login(analyst)
+    new = shop.result_lists.get(name="new")
+    stranger = QueryFactory(project=ProjectFactory(), text="elsewhere")
+
+    response = client.get(reverse("metrics:query", args=[shop.slug, new.pk, stranger.pk]))
+
+    assert response.status_code == 404
+
+
+def test_the_returned_ideal_says_that_missing_documents_are_not_penalised(client, analyst, shop):
+    client.force_login(analyst)
+
+    text = text_of(client.get(pages(shop)["overview"], {"ideal": "returned"}))
+
+    assert "relevant documents the engine did not return are not penalised" in text
+
+
+def test_the_judged_ideal_does_not_claim_that(client, analyst, shop):
+    client.force_login(analyst)
+
+    assert "not penalised" not in text_of(client.get(pages(shop)["overview"]))
+
+
+def test_the_query_table_sorts_and_filters_on_the_server(client, analyst, shop):
+    client.force_login(analyst)
+    url = pages(shop)["queries"]
+
+    by_text = client.get(url, {"sort": "-query"}).context["data"].rows
+    filtered = client.get(url, {"q": "JACK"}).context["data"].rows
+
+    assert [row.text for row in by_text] == ["tent", "rain jacket"]
+    assert [row.text for row in filtered] == ["rain jacket"]
+
+
+def test_an_unknown_sort_column_is_refused(client, analyst, shop):
+    client.force_login(analyst)
+
+    response = client.get(pages(shop)["queries"], {"sort": "password"})
+
+    assert response.status_code == 400
+
+
+def test_sort_links_keep_the_parameters_and_reverse_on_a_second_click(client, analyst, shop):
+    client.force_login(analyst)
+
+    html = client.get(pages(shop)["queries"], {"k": 3, "sort": "ndcg"}).content.decode()
+
+    assert 'href="?k=3&amp;sort=-ndcg"' in html
+    assert 'href="?k=3&amp;sort=dcg"' in html
+
+
+def test_the_query_page_shows_every_raters_grade_and_the_working(client, analyst, shop):
+    client.force_login(analyst)
+
+    response = client.get(pages(shop)["query"], {"k": 4, "gain": "linear", "discount": "rank"})
+
+    data = response.context["data"]
+    assert data.raters == ["alice", "bob"]
+    # "new" ranks SKU-3 first: alice 3, bob 2, consensus 2.5.
+    assert data.hits[0].rater_grades == [3, 2] and data.hits[0].consensus == 2.5
+    text = text_of(response)
+    columns = "Rank Document Grade Gain Discount Discounted gain DCG Ideal grade Ideal gain IDCG"
+    assert columns in text
+    assert f"NDCG@4 = DCG / IDCG {data.result.dcg:.4f}" in text
+
+
+def test_the_compare_page_shows_the_test_and_the_interval(client, analyst, shop):
+    client.force_login(analyst)
+
+    response = client.get(pages(shop)["compare"])
+
+    data = response.context["data"]
+    assert data.a.result_list.name == "old" and data.b.result_list.name == "new"
+    text = text_of(response)
+    assert f"p-value {data.test.p_value:.4f}" in text
+    assert "two-sided paired randomisation test" in text
+
+
+def test_the_raters_page_lists_pairs_graded_far_apart_and_says_requeueing_is_not_built(
+    client, analyst, shop
+):
+    client.force_login(analyst)
+
+    response = client.get(pages(shop)["raters"])
+
+    assert response.context["data"].disputed_total == 2
+    assert "is not available yet" in text_of(response)
+
+
+def test_chart_data_is_passed_as_json_and_scripts_come_from_this_site(client, analyst, shop):
+    client.force_login(analyst)
+
+    for page in ("overview", "query", "compare", "raters"):
+        html = client.get(pages(shop)[page]).content.decode()
+        assert re.search(r'<script id="[\w-]+-data" type="application/json">', html)
+        sources = re.findall(r'<script[^>]* src="([^"]+)"', html)
+        assert sources and all(source.startswith("/static/") for source in sources)
+        assert "/static/vendor/chartjs/chart.umd.js" in sources
+
+
+def test_the_dashboards_link_shows_for_analysts_only(client, analyst, rater, shop):
+    client.force_login(analyst)
+    assert reverse("metrics:index") in client.get("/").content.decode()
+
+    client.force_login(rater)
+    assert reverse("metrics:index") not in client.get("/").content.decode()
