@@ -320,27 +320,37 @@ def judgement_submit(
     kind: str,
     grade: int | None,
     note: str = "",
+    source: str = Judgement.Source.WEB,
+    deduplicate: bool = True,
 ) -> tuple[Judgement, bool]:
-    """Record a rater's answer from the rating pages; return it and whether it is new.
+    """Record a rater's answer (rating pages or API); return it and whether it is new.
 
     Refuses (``ValidationError``, nothing written) a rater who may not rate the project
-    and a pair that is not one of the project's hits. The same answer to the same pair
-    again within ``DUPLICATE_WINDOW`` returns the first event instead of a second one.
-    The rater's lease on the pair is released.
+    and a pair that is not one of the project's hits. With ``deduplicate`` (the rating
+    pages), the same answer to the same pair again within ``DUPLICATE_WINDOW`` returns
+    the first event instead of a second one; API clients get an event per post and
+    read the log to avoid repeats. The rater's lease on the pair is released.
     """
     _check_rating_allowed(rater, project, query, document)
-    # Serialise this rater's submissions, so that two copies of one post cannot both
-    # pass the duplicate check below.
-    User.objects.select_for_update(no_key=True).filter(pk=rater.pk).first()
-    newest = _newest_event(rater, query, document)
-    if (
-        newest is not None
-        and (newest.kind, newest.grade) == (kind, grade)
-        and timezone.now() - newest.created_at < DUPLICATE_WINDOW
-    ):
-        return newest, False
+    if deduplicate:
+        # Serialise this rater's submissions, so that two copies of one post cannot
+        # both pass the duplicate check below.
+        User.objects.select_for_update(no_key=True).filter(pk=rater.pk).first()
+        newest = _newest_event(rater, query, document)
+        if (
+            newest is not None
+            and (newest.kind, newest.grade) == (kind, grade)
+            and timezone.now() - newest.created_at < DUPLICATE_WINDOW
+        ):
+            return newest, False
     judgement = judgement_record(
-        rater=rater, query=query, document=document, kind=kind, grade=grade, note=note
+        rater=rater,
+        query=query,
+        document=document,
+        kind=kind,
+        grade=grade,
+        note=note,
+        source=source,
     )
     queue.lease_release(rater=rater, query_id=query.pk, document_id=document.pk)
     return judgement, True
@@ -785,33 +795,3 @@ def _copy_value(value) -> str:
     if isinstance(value, datetime):
         return value.isoformat()
     return str(value).translate(_COPY_ESCAPES) if isinstance(value, str) else str(value)
-
-
-@transaction.atomic
-def judgement_api_submit(
-    *,
-    rater,
-    query: Query,
-    document: Document,
-    kind: str,
-    grade: int | None,
-    note: str = "",
-) -> Judgement:
-    """Record an answer sent through the API, by a person's script or a machine rater.
-
-    The same checks as the rating pages (``judgement_submit``) apply, but every post is
-    an event of its own with ``source=api``: a client that wants to avoid a repeat
-    reads the log first. Releases the rater's lease on the pair.
-    """
-    _check_rating_allowed(rater, query.project, query, document)
-    judgement = judgement_record(
-        rater=rater,
-        query=query,
-        document=document,
-        kind=kind,
-        grade=grade,
-        note=note,
-        source=Judgement.Source.API,
-    )
-    queue.lease_release(rater=rater, query_id=query.pk, document_id=document.pk)
-    return judgement

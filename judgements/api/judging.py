@@ -66,7 +66,13 @@ class JudgementCreateApi(APIView):
     def post(self, request):
         data = validated(self.InputSerializer, request.data)
         project_to_rate(request.user, data["query"].project.slug)
-        judgement = services.judgement_api_submit(rater=request.user, **data)
+        judgement, _ = services.judgement_submit(
+            rater=request.user,
+            project=data["query"].project,
+            source=Judgement.Source.API,
+            deduplicate=False,
+            **data,
+        )
         return Response(JudgementOutputSerializer(judgement).data, status.HTTP_201_CREATED)
 
 
