@@ -64,6 +64,9 @@ def skip_foreign_key_checks() -> bool:
 
 
 PROJECT_TABLES_SQL = [
+    # Pair grades go before the judgements, so that the delete trigger on judgements
+    # (migration 0005) finds no pair left to recount.
+    "DELETE FROM judgements_pairgrade WHERE project_id = %(project)s",
     "DELETE FROM judgements_judgement WHERE query_id IN"
     " (SELECT id FROM judgements_query WHERE project_id = %(project)s)",
     "DELETE FROM judgements_hit WHERE query_id IN"

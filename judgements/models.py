@@ -306,6 +306,43 @@ class Judgement(models.Model):
             raise ValidationError(errors)
 
 
+class PairGrade(models.Model):
+    """The current grades of one judged (query, document) pair and their consensus under
+    every policy, kept exact by database triggers on judgements (migration 0005).
+
+    A row exists once any event was recorded for the pair; ``graded`` is 0 (and the
+    consensus columns NULL) while no rater's current answer is a grade. The table holds
+    the state after every event in the log, whatever its ``created_at``, so it answers
+    "as of now" only while no event is dated later than now (see
+    ``metrics.selectors.pair_grades``).
+    """
+
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    # pair_grade_unique leads with query; pair_grade_project_idx with project.
+    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="+", db_index=False)
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    graded = models.PositiveSmallIntegerField(default=0, help_text="How many current grades.")
+    lowest = models.SmallIntegerField(null=True, help_text="The lowest current grade.")
+    highest = models.SmallIntegerField(null=True, help_text="The highest current grade.")
+    mean = models.FloatField(null=True)
+    median = models.FloatField(null=True)
+    majority = models.FloatField(null=True)
+    quepid = models.FloatField(null=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["query", "document"], name="pair_grade_unique"),
+        ]
+        indexes = [
+            models.Index(fields=["project", "query", "document"], name="pair_grade_project_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.query_id}/{self.document_id}: {self.graded} grades"
+
+
 class QueuePair(models.Model):
     """One (query, document) pair of a project's pool, kept current by database triggers.
 
