@@ -44,8 +44,12 @@ class IdealSource(models.TextChoices):
 
 
 class Consensus(models.TextChoices):
+    """How a pair's current grades become one grade: see metrics/core/consensus.py."""
+
     MEAN = "mean", "mean"
     MEDIAN = "median", "median"
+    MAJORITY = "majority", "majority (ties to the lowest grade)"
+    QUEPID = "quepid", "Quepid's rule (mean under 3 grades, else the lowest of the top 3)"
 
 
 class Project(models.Model):

@@ -1,19 +1,32 @@
 """Query vocabulary for hits and judgements: chainable filters and annotations."""
 
 from django.db import models
-from django.db.models import Avg, Count, Max, Min, StdDev
+from django.db.models import Count, Max, Min, StdDev
 
 from judgements.roles import can_rate, is_analyst
 
+CONSENSUS_POLICIES = ("mean", "median", "majority", "quepid")
 
-class Median(models.Aggregate):
-    function = "PERCENTILE_CONT"
-    name = "median"
+
+class ConsensusGrade(models.Aggregate):
+    """The consensus of a group's grades under one policy: the SQL function
+    ``judgements_consensus`` of migration 0005, which equals ``metrics.core.consensus``
+    bit for bit, fed the sorted grades, their sum and their most frequent value (ties
+    to the lowest, as ``mode()`` over ascending grades keeps the first it meets)."""
+
+    name = "consensus"
     output_field = models.FloatField()
-    template = "%(function)s(0.5) WITHIN GROUP (ORDER BY %(expressions)s)"
+    template = (
+        "judgements_consensus('%(policy)s', "
+        "array_agg(%(expressions)s ORDER BY %(expressions)s), sum(%(expressions)s), "
+        "mode() WITHIN GROUP (ORDER BY %(expressions)s))"
+    )
 
-
-CONSENSUS_AGGREGATES = {"mean": Avg, "median": Median}
+    def __init__(self, expression, *, policy: str):
+        if policy not in CONSENSUS_POLICIES:
+            raise ValueError(f"policy must be one of {CONSENSUS_POLICIES}, not {policy!r}")
+        # The policy is one of the names above, so it is safe to write into the SQL.
+        super().__init__(expression, policy=policy)
 
 
 class HitQuerySet(models.QuerySet):
@@ -53,17 +66,18 @@ class JudgementQuerySet(models.QuerySet):
     def consensus(self, policy: str = "mean"):
         """One row per judged pair: the consensus grade of the raters' current grades.
 
+        ``policy`` is mean, median, majority or quepid (see metrics/core/consensus.py).
+
         Rows carry ``query_id``, ``document_id``, ``consensus``, ``raters`` (how many
         current grades), ``min_grade``, ``max_grade`` and ``spread`` (their standard
         deviation), in one query.
         """
-        aggregate = CONSENSUS_AGGREGATES[policy]
         return (
             self.current_grades()
             .order_by()
             .values("query_id", "document_id")
             .annotate(
-                consensus=aggregate("grade", output_field=models.FloatField()),
+                consensus=ConsensusGrade("grade", policy=policy),
                 raters=Count("id"),
                 min_grade=Min("grade"),
                 max_grade=Max("grade"),

@@ -162,3 +162,30 @@ def test_a_result_list_shows_its_hits_in_rank_order(charlie, query_with_hits):
     assert (detail["name"], detail["hit_count"]) == ("bm25", 5)
     hits = charlie.get(f"/api/result-lists/{result_list.pk}/hits/").json()["results"]
     assert [hit["external_id"] for hit in hits] == [f"SKU-{rank}" for rank in range(1, 6)]
+
+
+def test_consensus_by_majority_on_request(charlie, judged, analyst):
+    # SKU-1: alice 3, bob 2, and charlie's 2 makes 2 the most frequent grade.
+    document = judged.hits.get(rank=1).document
+    JudgementFactory(query=judged, document=document, rater=analyst, grade=2)
+    rows = charlie.get("/api/projects/outdoor/consensus/?policy=majority").json()["results"]
+    quepid = charlie.get("/api/projects/outdoor/consensus/?policy=quepid").json()["results"]
+    assert (rows[0]["consensus"], quepid[0]["consensus"]) == (2.0, 2.0)
+    assert rows[0]["raters"] == 3
+
+
+def test_the_projects_consensus_policy_is_the_default(charlie, judged, project, analyst):
+    document = judged.hits.get(rank=1).document
+    JudgementFactory(query=judged, document=document, rater=analyst, grade=2)
+    project.consensus = "majority"
+    project.save()
+    rows = charlie.get("/api/projects/outdoor/consensus/").json()["results"]
+    assert rows[0]["consensus"] == 2.0
+
+
+def test_an_unknown_policy_is_a_field_error(charlie, judged):
+    response = charlie.get("/api/projects/outdoor/consensus/?policy=mode")
+    assert response.status_code == 400
+    (error,) = response.json()["errors"]
+    assert error["field"] == "policy"
+    assert "mode" in error["message"]

@@ -6,7 +6,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from judgements.models import Judgement
+from metrics.core.consensus import consensus
 from tests.factories import JudgementFactory
+from tests.judgements.test_pair_grades import random_events
 
 
 def at(day, hour=12):
@@ -67,3 +69,40 @@ def test_current_grades_and_consensus_take_one_query_each(rater, other_rater, pa
         list(Judgement.objects.current_grades())
         list(Judgement.objects.consensus())
     assert len(queries) == 2
+
+
+@pytest.mark.parametrize("policy", ["mean", "median", "majority", "quepid"])
+def test_consensus_under_every_policy_equals_the_numpy_core(project, policy):
+    random_events(project, seed=7)
+    current: dict = {}
+    for event in Judgement.objects.for_project(project).current_grades():
+        current.setdefault((event.query_id, event.document_id), []).append(event.grade)
+    expected = {
+        pair: float(consensus(grades, [0, len(grades)], policy)[0])
+        for pair, grades in current.items()
+    }
+
+    rows = Judgement.objects.for_project(project).consensus(policy)
+
+    assert len(expected) > 5
+    assert {(row["query_id"], row["document_id"]): row["consensus"] for row in rows} == expected
+
+
+def test_majority_breaks_ties_to_the_lowest_grade_and_quepid_takes_the_third_highest(
+    rater, other_rater, analyst, pair
+):
+    for user, value in ((rater, 3), (other_rater, 1), (analyst, 3)):
+        grade(user, pair, value, day=1)
+    ((majority,), (quepid,)) = [
+        Judgement.objects.consensus(policy).values_list("consensus")
+        for policy in ("majority", "quepid")
+    ]
+    assert (majority, quepid) == ((3.0,), (1.0,))
+    grade(analyst, pair, 1, day=2)
+    (majority,) = Judgement.objects.consensus("majority").values_list("consensus", flat=True)
+    assert majority == 1.0
+
+
+def test_an_unknown_consensus_policy_is_refused(pair):
+    with pytest.raises(ValueError, match="policy must be one of"):
+        Judgement.objects.consensus("mode")

@@ -1,3 +1,6 @@
+import json
+
+import pytest
 from django.urls import reverse
 
 
@@ -58,3 +61,26 @@ def test_logout_is_a_post_and_ends_the_session(client, rater):
     response = client.post(reverse("logout"))
     assert response.status_code == 302
     assert client.get("/").status_code == 302
+
+
+@pytest.mark.parametrize("policy", ["majority", "quepid"])
+def test_the_admin_saves_every_consensus_policy(admin_client, project, policy):
+    url = f"/admin/judgements/project/{project.pk}/change/"
+    data = {
+        "name": project.name,
+        "slug": project.slug,
+        "scale": json.dumps(project.scale),
+        "judges_per_pair": 1,
+        "pool_depth": 10,
+        "metric_k": 10,
+        "metric_gain": "exponential",
+        "metric_discount": "log2",
+        "metric_ideal": "judged",
+        "consensus": policy,
+        "created_at_0": "2026-11-01",
+        "created_at_1": "12:00:00",
+    }
+    response = admin_client.post(url, data)
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    project.refresh_from_db()
+    assert project.consensus == policy
