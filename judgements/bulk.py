@@ -67,6 +67,7 @@ PROJECT_TABLES_SQL = [
     # Pair grades go before the judgements, so that the delete trigger on judgements
     # (migration 0005) finds no pair left to recount.
     "DELETE FROM judgements_pairgrade WHERE project_id = %(project)s",
+    "DELETE FROM judgements_queuerequest WHERE project_id = %(project)s",
     "DELETE FROM judgements_judgement WHERE query_id IN"
     " (SELECT id FROM judgements_query WHERE project_id = %(project)s)",
     "DELETE FROM judgements_hit WHERE query_id IN"

@@ -369,6 +369,10 @@ class QueuePair(models.Model):
         default=dict,
         help_text="The UTC day of each current answer (grade or can't tell), by rater id.",
     )
+    wanted = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="Current grades an analyst asked for (the most of any request); 0 if none.",
+    )
 
     class Meta:
         constraints = [
@@ -385,6 +389,38 @@ class QueuePair(models.Model):
 
     def __str__(self) -> str:
         return f"{self.query_id}/{self.document_id} (best rank {self.best_rank})"
+
+
+class QueueRequest(models.Model):
+    """An analyst's request for more grades on one pair, such as a disputed one.
+
+    Append-only: the pair should have at least ``wanted`` current grades (one more than
+    it had when asked). The triggers of migration 0007 keep the most any request wants
+    in ``QueuePair.wanted``; a pair deeper than the pool depth joins the pool with it.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    # queue_request_unique leads with query.
+    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="+", db_index=False)
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    wanted = models.PositiveSmallIntegerField(
+        help_text="The pair should have at least this many current grades."
+    )
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    requested_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            # Asking twice for the same grade (a double click) adds nothing.
+            models.UniqueConstraint(
+                fields=["query", "document", "wanted"], name="queue_request_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.query_id}/{self.document_id}: {self.wanted} grades wanted"
 
 
 class QueuePoolTally(models.Model):

@@ -167,3 +167,18 @@ class CompareForm(MetricForm):
         if cleaned.get("a") is not None and cleaned.get("a") == cleaned.get("b"):
             raise forms.ValidationError("Choose two different result lists to compare.")
         return cleaned
+
+
+class GradeRequestForm(forms.Form):
+    """Which disputed pairs to send back to the queue: one (query and document) or all."""
+
+    query = forms.IntegerField(required=False, min_value=1)
+    document = forms.IntegerField(required=False, min_value=1)
+    all = forms.BooleanField(required=False)
+
+    def clean(self):
+        cleaned = super().clean()
+        one = cleaned.get("query") is not None and cleaned.get("document") is not None
+        if not self.errors and cleaned.get("all") == one:
+            raise forms.ValidationError("Choose either one pair (query and document) or all.")
+        return cleaned

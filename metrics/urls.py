@@ -8,6 +8,11 @@ urlpatterns = [
     path("<slug:slug>/", views.overview, name="overview"),
     path("<slug:slug>/compare/", views.compare, name="compare"),
     path("<slug:slug>/raters/", views.raters, name="raters"),
+    path(
+        "<slug:slug>/raters/request-grades/",
+        views.raters_request_grades,
+        name="raters_request_grades",
+    ),
     path("<slug:slug>/<int:result_list_id>/queries/", views.queries, name="queries"),
     path(
         "<slug:slug>/<int:result_list_id>/queries/<int:query_id>/",

@@ -2,13 +2,17 @@
 the login page. Every view validates a GET form, calls one selector and renders; invalid
 parameters render the form's message with status 400."""
 
-from django.shortcuts import get_object_or_404, render
+from django.contrib import messages
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
 
 from judgements.models import Project, Query, ResultList
+from judgements.queue import queue_request_grades
 from judgements.roles import Role, role_required
 from metrics import dashboards
 from metrics.dashboards.labels import parameter_line
-from metrics.forms import CompareForm, MetricForm, QueryTableForm, RatersForm
+from metrics.dashboards.raters import disputed_pairs
+from metrics.forms import CompareForm, GradeRequestForm, MetricForm, QueryTableForm, RatersForm
 
 
 def _page(request, template, form, build, **context):
@@ -105,3 +109,23 @@ def raters(request, slug):
         )
 
     return _page(request, "metrics/raters.html", form, build, project=project)
+
+
+@role_required(Role.ANALYST)
+@require_POST
+def raters_request_grades(request, slug):
+    """Send one disputed pair, or every pair disputed now, back to the queue for one more
+    grade; then back to the Raters page with a message saying what happened."""
+    project = get_object_or_404(Project, slug=slug)
+    form = GradeRequestForm(request.POST)
+    if not form.is_valid():
+        errors = "; ".join(message for field in form.errors.values() for message in field)
+        messages.error(request, f"Nothing was sent back: {errors}")
+        return redirect("metrics:raters", slug=slug)
+    if form.cleaned_data["all"]:
+        pairs = disputed_pairs(project)
+    else:
+        pairs = [(form.cleaned_data["query"], form.cleaned_data["document"])]
+    result = queue_request_grades(project=project, pairs=pairs, requested_by=request.user)
+    messages.success(request, result.message)
+    return redirect("metrics:raters", slug=slug)

@@ -5,9 +5,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.contrib.auth import get_user_model
+from django.db import models
 from django.utils import timezone
 
-from judgements.models import Document, Judgement, Project
+from judgements.models import Document, Judgement, PairGrade, Project, QueuePair
 from metrics.core.agreement import krippendorff_alpha, krippendorff_alpha_by_group
 from metrics.core.consensus import consensus
 from metrics.core.segments import segment_ids
@@ -36,10 +37,13 @@ class QueryAgreement:
 
 @dataclass(frozen=True)
 class DisputedPair:
+    query_id: int
     query_text: str
     document: Document
     grades: list[int | None]
     spread: int
+    # Grades still wanted after an analyst sent the pair back to the queue; 0 if none.
+    waiting: int = 0
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,8 @@ class RatersReport:
     rater_names: list[str]
     disputed: list[DisputedPair]
     disputed_total: int
+    # Pairs can be sent back to the queue only from the present state, not a past one.
+    present: bool = True
     stored = False
 
     @property
@@ -128,6 +134,7 @@ def raters_report(project: Project, *, policy: str, as_of: dt.datetime | None) -
         rater_names=[row.username for row in raters],
         disputed=disputed,
         disputed_total=disputed_total,
+        present=as_of is None,
     )
 
 
@@ -177,6 +184,7 @@ def _disputes(current, names, texts) -> tuple[list[DisputedPair], int]:
     shown = disputed[np.argsort(-spread[disputed], kind="stable")][:SHOWN]
     documents = Document.objects.in_bulk([int(current.documents[starts[p]]) for p in shown])
     columns = sorted(names.get(int(rater), str(rater)) for rater in np.unique(current.raters))
+    waiting = _waiting(current.queries[starts[shown]], current.documents[starts[shown]])
     rows = []
     for pair in shown:
         span = slice(current.offsets[pair], current.offsets[pair + 1])
@@ -184,15 +192,39 @@ def _disputes(current, names, texts) -> tuple[list[DisputedPair], int]:
             names.get(int(rater), str(rater)): int(grade)
             for rater, grade in zip(current.raters[span], current.grades[span], strict=True)
         }
+        query_id, document_id = (
+            int(current.queries[starts[pair]]),
+            int(current.documents[starts[pair]]),
+        )
         rows.append(
             DisputedPair(
-                query_text=texts.get(int(current.queries[starts[pair]]), "?"),
-                document=documents[int(current.documents[starts[pair]])],
+                query_id=query_id,
+                query_text=texts.get(query_id, "?"),
+                document=documents[document_id],
                 grades=[given.get(name) for name in columns],
                 spread=int(spread[pair]),
+                waiting=waiting.get((query_id, document_id), 0),
             )
         )
     return rows, len(disputed)
+
+
+def _waiting(queries: np.ndarray, documents: np.ndarray) -> dict[tuple[int, int], int]:
+    """Grades still wanted for each of these pairs that an analyst sent back to the queue."""
+    shown = set(zip(queries.tolist(), documents.tolist(), strict=True))
+    requested = QueuePair.objects.filter(
+        query_id__in={query for query, _ in shown}, wanted__gt=0, needed__gt=0
+    ).values_list("query_id", "document_id", "needed")
+    return {(q, d): needed for q, d, needed in requested if (q, d) in shown}
+
+
+def disputed_pairs(project: Project) -> list[tuple[int, int]]:
+    """(query id, document id) of every pair whose current grades are ``DISPUTE_SPREAD``
+    or more apart now, from the trigger-kept current grades."""
+    pairs = PairGrade.objects.filter(
+        project=project, highest__gte=models.F("lowest") + DISPUTE_SPREAD
+    )
+    return list(pairs.order_by("query_id", "document_id").values_list("query_id", "document_id"))
 
 
 def _or_none(value: float) -> float | None:

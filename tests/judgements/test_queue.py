@@ -16,6 +16,7 @@ from judgements.models import (
     QueuePair,
     QueuePoolTally,
     QueueRaterTally,
+    QueueRequest,
 )
 from judgements.queue import (
     lease_release,
@@ -319,11 +320,17 @@ def run_at_once(raters, work):
 
 
 def assert_pool_matches_the_log(project):
-    """The trigger-kept pool and tallies equal a recomputation from hits and events."""
+    """The trigger-kept pool and tallies equal a recomputation from hits, events and
+    analysts' requests for more grades (a requested pair is pooled at any depth)."""
+    wanted = {}
+    for request in QueueRequest.objects.filter(project=project):
+        pair = (request.query_id, request.document_id)
+        wanted[pair] = max(wanted.get(pair, 0), request.wanted)
     best = {}
-    for hit in Hit.objects.filter(result_list__project=project, rank__lte=project.pool_depth):
+    for hit in Hit.objects.filter(result_list__project=project):
         pair = (hit.query_id, hit.document_id)
-        best[pair] = min(best.get(pair, hit.rank), hit.rank)
+        if hit.rank <= project.pool_depth or pair in wanted:
+            best[pair] = min(best.get(pair, hit.rank), hit.rank)
     answers = {}
     for event in Judgement.objects.for_project(project).latest_per_rater():
         if event.kind != "retract":
@@ -337,13 +344,15 @@ def assert_pool_matches_the_log(project):
         current = answers.get(pair, {})
         grades = sum(kind == "grade" for kind, _ in current.values())
         answered = {str(rater): day for rater, (_, day) in current.items()}
-        expected[pair] = (rank, grades, project.judges_per_pair - grades, answered)
+        needed = max(project.judges_per_pair, wanted.get(pair, 0)) - grades
+        expected[pair] = (rank, grades, needed, answered, wanted.get(pair, 0))
     stored = {
         (pair.query_id, pair.document_id): (
             pair.best_rank,
             pair.grades,
             pair.needed,
             pair.answered,
+            pair.wanted,
         )
         for pair in QueuePair.objects.filter(project=project)
     }
@@ -352,12 +361,12 @@ def assert_pool_matches_the_log(project):
 
 
 def assert_tallies_match(project, expected):
-    open_pairs = sum(needed > 0 for _, _, needed, _ in expected.values())
+    open_pairs = sum(needed > 0 for _, _, needed, _, _ in expected.values())
     tally = QueuePoolTally.objects.filter(project=project).first()
     assert (tally.open_pairs if tally else 0) == open_pairs
     today = timezone.now().astimezone(dt.UTC).date().isoformat()
     per_rater = {}
-    for _, _, needed, answered in expected.values():
+    for _, _, needed, answered, _ in expected.values():
         for rater, day in answered.items():
             done, still_open, on_day = per_rater.get(int(rater), (0, 0, 0))
             per_rater[int(rater)] = (done + 1, still_open + (needed > 0), on_day + (day == today))

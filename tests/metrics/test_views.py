@@ -9,8 +9,10 @@ import re
 from html import unescape
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
+from judgements.models import QueuePair, QueueRequest
 from tests.factories import (
     DocumentFactory,
     HitFactory,
@@ -270,7 +272,7 @@ def test_the_compare_page_shows_the_test_and_the_interval(client, analyst, shop)
     assert "two-sided paired randomisation test" in text
 
 
-def test_the_raters_page_lists_pairs_graded_far_apart_and_says_requeueing_is_not_built(
+def test_the_raters_page_lists_pairs_graded_far_apart_with_a_button_to_send_them_back(
     client, analyst, shop
 ):
     client.force_login(analyst)
@@ -278,7 +280,97 @@ def test_the_raters_page_lists_pairs_graded_far_apart_and_says_requeueing_is_not
     response = client.get(pages(shop)["raters"])
 
     assert response.context["data"].disputed_total == 2
-    assert "is not available yet" in text_of(response)
+    assert "is not available yet" not in text_of(response)
+    assert text_of(response).count("Send back for one more grade") == 2
+    assert "Send all 2 disputed pairs back for one more grade" in text_of(response)
+    forms = re.findall(
+        r'<form method="post" action="([^"]+)">\s*<input[^>]+csrfmiddlewaretoken',
+        response.content.decode(),
+    )
+    assert forms == [request_grades_url(shop)] * 3
+
+
+def request_grades_url(project) -> str:
+    return reverse("metrics:raters_request_grades", args=[project.slug])
+
+
+def disputed_pair(project) -> dict:
+    document = project.documents.get(external_id="SKU-0")
+    return {"query": project.queries.get(text="tent").pk, "document": document.pk}
+
+
+def test_an_analyst_sends_one_pair_back_and_the_page_says_so(client, analyst, shop):
+    client.force_login(analyst)
+
+    response = client.post(request_grades_url(shop), disputed_pair(shop), follow=True)
+
+    assert response.redirect_chain == [(pages(shop)["raters"], 302)]
+    text = text_of(response)
+    assert "1 pair sent back for one more grade." in text
+    assert "Needs 1 more grade" in text
+    assert text.count("Send back for one more grade") == 1
+    pair = QueuePair.objects.get(
+        **{f"{key}_id": value for key, value in disputed_pair(shop).items()}
+    )
+    assert (pair.grades, pair.wanted, pair.needed) == (2, 3, 1)
+
+
+def test_a_double_click_sends_the_pair_back_once(client, analyst, shop):
+    client.force_login(analyst)
+    client.post(request_grades_url(shop), disputed_pair(shop))
+
+    response = client.post(request_grades_url(shop), disputed_pair(shop), follow=True)
+
+    assert "0 pairs sent back for one more grade; 1 already waiting for it." in text_of(response)
+    assert QueueRequest.objects.count() == 1
+
+
+def test_an_analyst_sends_every_disputed_pair_back(client, analyst, shop):
+    client.force_login(analyst)
+
+    response = client.post(request_grades_url(shop), {"all": "on"}, follow=True)
+
+    assert "2 pairs sent back for one more grade." in text_of(response)
+    assert set(QueueRequest.objects.values_list("requested_by__username", "wanted")) == {
+        ("charlie", 3)
+    }
+    assert QueueRequest.objects.count() == 2
+
+
+@pytest.mark.parametrize(
+    "data", [{}, {"query": "x", "document": "1"}, {"all": "on", "query": "1", "document": "2"}]
+)
+def test_a_bad_request_sends_nothing_back_and_says_why(client, analyst, shop, data):
+    client.force_login(analyst)
+
+    response = client.post(request_grades_url(shop), data, follow=True)
+
+    assert response.status_code == 200
+    assert "Nothing was sent back:" in text_of(response)
+    assert not QueueRequest.objects.exists()
+
+
+def test_raters_and_visitors_cannot_send_pairs_back(client, rater, shop):
+    response = client.post(request_grades_url(shop), disputed_pair(shop))
+    assert response.status_code == 302 and "/accounts/login/" in response.url
+    client.force_login(rater)
+    assert client.post(request_grades_url(shop), disputed_pair(shop)).status_code == 403
+    assert not QueueRequest.objects.exists()
+
+
+def test_sending_back_needs_a_post_with_the_csrf_token(analyst, shop):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(analyst)
+    assert client.get(request_grades_url(shop)).status_code == 405
+    assert client.post(request_grades_url(shop), disputed_pair(shop)).status_code == 403
+    assert not QueueRequest.objects.exists()
+
+
+def test_a_past_moment_shows_no_button(client, analyst, shop):
+    client.force_login(analyst)
+    response = client.get(pages(shop)["raters"], {"as_of": "2026-11-05T00:00"})
+    assert response.status_code == 200
+    assert "Send back for one more grade" not in text_of(response)
 
 
 def test_chart_data_is_passed_as_json_and_scripts_come_from_this_site(client, analyst, shop):

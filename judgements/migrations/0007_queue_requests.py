@@ -1,0 +1,274 @@
+import importlib
+
+import django.db.models.deletion
+import django.utils.timezone
+from django.conf import settings
+from django.db import migrations, models
+
+# An analyst can send a pair back to the queue for more grades (the Raters dashboard's
+# disputed pairs). Each request is an append-only row saying how many current grades the
+# pair should have ("wanted": one more than it had when asked); the pool keeps the most
+# any request wants, and a pair is open while it has fewer grades than
+# greatest(judges_per_pair, wanted). A requested pair deeper than the pool depth joins
+# the pool through the request, at its best rank in any result list, and stays while a
+# result list returns it. These are the functions of 0004 with those two changes.
+QUEUE_REQUEST_SQL = """
+CREATE OR REPLACE FUNCTION judgements_queue_recount(
+    pair_queries bigint[], pair_documents bigint[])
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    -- Lock the pool rows first, in a fixed order, so that concurrent writers of the same
+    -- pair wait for each other and the count below (a new snapshot) sees every commit.
+    PERFORM 1
+    FROM judgements_queuepair pair
+    JOIN unnest(pair_queries, pair_documents) AS touched (query_id, document_id)
+        USING (query_id, document_id)
+    ORDER BY pair.query_id, pair.document_id
+    FOR UPDATE OF pair;
+
+    WITH touched AS (
+        SELECT DISTINCT pair.id, pair.query_id, pair.document_id, pair.project_id
+        FROM judgements_queuepair pair
+        JOIN unnest(pair_queries, pair_documents) AS changed (query_id, document_id)
+            USING (query_id, document_id)
+    ),
+    newest AS (
+        -- Each rater's newest event per touched pair: their current answer.
+        SELECT DISTINCT ON (event.query_id, event.document_id, event.rater_id)
+            event.query_id, event.document_id, event.rater_id, event.kind,
+            (event.created_at AT TIME ZONE 'UTC')::date AS day
+        FROM judgements_judgement event
+        JOIN touched USING (query_id, document_id)
+        ORDER BY event.query_id, event.document_id, event.rater_id,
+                 event.created_at DESC, event.id DESC
+    ),
+    counted AS (
+        SELECT touched.id, touched.project_id,
+               count(newest.kind) FILTER (WHERE newest.kind = 'grade') AS grades,
+               coalesce(
+                   jsonb_object_agg(newest.rater_id, newest.day)
+                       FILTER (WHERE newest.kind IN ('grade', 'cant_tell')),
+                   '{}') AS answered,
+               coalesce((
+                   SELECT max(request.wanted) FROM judgements_queuerequest request
+                   WHERE request.query_id = touched.query_id
+                     AND request.document_id = touched.document_id), 0) AS wanted
+        FROM touched
+        LEFT JOIN newest USING (query_id, document_id)
+        GROUP BY touched.id, touched.project_id, touched.query_id, touched.document_id
+    ),
+    target AS (
+        SELECT counted.*,
+               greatest(project.judges_per_pair, counted.wanted) - counted.grades AS needed
+        FROM counted
+        JOIN judgements_project project ON project.id = counted.project_id
+    )
+    UPDATE judgements_queuepair pair
+    SET grades = target.grades, needed = target.needed, answered = target.answered,
+        wanted = target.wanted
+    FROM target
+    WHERE pair.id = target.id
+      AND (pair.grades, pair.needed, pair.answered, pair.wanted) IS DISTINCT FROM
+          (target.grades, target.needed, target.answered, target.wanted);
+END $$;
+
+CREATE OR REPLACE FUNCTION judgements_queue_repool(
+    pair_queries bigint[], pair_documents bigint[])
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    WITH touched AS (
+        SELECT DISTINCT query_id, document_id
+        FROM unnest(pair_queries, pair_documents) AS changed (query_id, document_id)
+    ),
+    pooled AS (
+        -- The best rank of each touched pair within its project's pool depth, or at any
+        -- depth for a pair an analyst asked more grades for.
+        SELECT run.project_id, hit.query_id, hit.document_id, min(hit.rank) AS best_rank
+        FROM touched
+        JOIN judgements_hit hit USING (query_id, document_id)
+        JOIN judgements_resultlist run ON run.id = hit.result_list_id
+        JOIN judgements_project project ON project.id = run.project_id
+        WHERE hit.rank <= project.pool_depth
+           OR EXISTS (SELECT FROM judgements_queuerequest request
+                      WHERE request.query_id = hit.query_id
+                        AND request.document_id = hit.document_id)
+        GROUP BY run.project_id, hit.query_id, hit.document_id
+    ),
+    left_pool AS (
+        DELETE FROM judgements_queuepair pair
+        USING touched
+        WHERE pair.query_id = touched.query_id AND pair.document_id = touched.document_id
+          AND NOT EXISTS (
+              SELECT FROM pooled
+              WHERE pooled.query_id = pair.query_id AND pooled.document_id = pair.document_id)
+        RETURNING pair.query_id, pair.document_id
+    ),
+    released AS (
+        -- Leases on pairs that left the pool go too, so that deleting a project's hits
+        -- leaves nothing behind that refers to its queries.
+        DELETE FROM judgements_queuelease lease
+        USING left_pool
+        WHERE lease.query_id = left_pool.query_id AND lease.document_id = left_pool.document_id
+    )
+    INSERT INTO judgements_queuepair
+        (project_id, query_id, document_id, best_rank, grades, needed, answered, wanted)
+    SELECT pooled.project_id, pooled.query_id, pooled.document_id, pooled.best_rank,
+           0, project.judges_per_pair, '{}'::jsonb, 0
+    FROM pooled
+    JOIN judgements_project project ON project.id = pooled.project_id
+    ORDER BY pooled.query_id, pooled.document_id
+    ON CONFLICT (query_id, document_id) DO UPDATE
+    SET best_rank = EXCLUDED.best_rank
+    WHERE judgements_queuepair.best_rank <> EXCLUDED.best_rank;
+
+    -- A pair may have been judged before it joined the pool.
+    PERFORM judgements_queue_recount(pair_queries, pair_documents);
+END $$;
+
+CREATE OR REPLACE FUNCTION judgements_queue_project_changed()
+RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    pair_queries bigint[];
+    pair_documents bigint[];
+BEGIN
+    IF NEW.judges_per_pair <> OLD.judges_per_pair THEN
+        UPDATE judgements_queuepair
+        SET needed = greatest(NEW.judges_per_pair, wanted) - grades
+        WHERE project_id = NEW.id;
+    END IF;
+    IF NEW.pool_depth <> OLD.pool_depth THEN
+        SELECT array_agg(hit.query_id), array_agg(hit.document_id)
+        INTO pair_queries, pair_documents
+        FROM judgements_hit hit
+        JOIN judgements_resultlist run ON run.id = hit.result_list_id
+        WHERE run.project_id = NEW.id
+          AND hit.rank <= GREATEST(NEW.pool_depth, OLD.pool_depth);
+        IF pair_queries IS NOT NULL THEN
+            PERFORM judgements_queue_repool(pair_queries, pair_documents);
+        END IF;
+    END IF;
+    RETURN NULL;
+END $$;
+
+CREATE FUNCTION judgements_queue_requests_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    pair_queries bigint[];
+    pair_documents bigint[];
+BEGIN
+    SELECT array_agg(query_id), array_agg(document_id) INTO pair_queries, pair_documents
+    FROM (SELECT DISTINCT query_id, document_id FROM changed_requests) AS changed;
+    IF pair_queries IS NOT NULL THEN
+        PERFORM judgements_queue_repool(pair_queries, pair_documents);
+    END IF;
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER queue_requests_added AFTER INSERT ON judgements_queuerequest
+    REFERENCING NEW TABLE AS changed_requests
+    FOR EACH STATEMENT EXECUTE FUNCTION judgements_queue_requests_changed();
+CREATE TRIGGER queue_requests_removed AFTER DELETE ON judgements_queuerequest
+    REFERENCING OLD TABLE AS changed_requests
+    FOR EACH STATEMENT EXECUTE FUNCTION judgements_queue_requests_changed();
+ALTER TABLE judgements_queuerequest ENABLE ALWAYS TRIGGER queue_requests_added;
+ALTER TABLE judgements_queuerequest ENABLE ALWAYS TRIGGER queue_requests_removed;
+"""
+
+
+def _functions_of_0004() -> str:
+    """The 0004 definitions of the three functions replaced here, for going back."""
+    sql = importlib.import_module("judgements.migrations.0004_queue").QUEUE_SQL
+    names = (
+        "judgements_queue_recount(",
+        "judgements_queue_repool(",
+        "judgements_queue_project_changed(",
+    )
+    blocks = []
+    for block in sql.split("CREATE FUNCTION ")[1:]:
+        if block.startswith(names):
+            body = block[: block.index("END $$;") + len("END $$;")]
+            blocks.append(f"CREATE OR REPLACE FUNCTION {body}")
+    return "\n".join(blocks)
+
+
+DROP_QUEUE_REQUEST_SQL = """
+DROP TRIGGER queue_requests_removed ON judgements_queuerequest;
+DROP TRIGGER queue_requests_added ON judgements_queuerequest;
+DROP FUNCTION judgements_queue_requests_changed();
+"""
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("judgements", "0006_consensus_policies"),
+        migrations.swappable_dependency(settings.AUTH_USER_MODEL),
+    ]
+
+    operations = [
+        migrations.AddField(
+            model_name="queuepair",
+            name="wanted",
+            field=models.PositiveSmallIntegerField(
+                default=0,
+                help_text="Current grades an analyst asked for (the most of any request); 0 if none.",
+            ),
+        ),
+        migrations.CreateModel(
+            name="QueueRequest",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "wanted",
+                    models.PositiveSmallIntegerField(
+                        help_text="The pair should have at least this many current grades."
+                    ),
+                ),
+                ("requested_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "document",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="judgements.document",
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="judgements.project",
+                    ),
+                ),
+                (
+                    "query",
+                    models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="judgements.query",
+                    ),
+                ),
+                (
+                    "requested_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+            ],
+            options={
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("query", "document", "wanted"), name="queue_request_unique"
+                    )
+                ],
+            },
+        ),
+        migrations.RunSQL(QUEUE_REQUEST_SQL, DROP_QUEUE_REQUEST_SQL + _functions_of_0004()),
+    ]
