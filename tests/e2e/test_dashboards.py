@@ -8,7 +8,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from judgements.models import Project
+from judgements.models import Project, QueuePair
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
@@ -110,6 +110,26 @@ def test_the_raters_page_draws_each_raters_grades(page, urls):
     assert chart_points(page, "distribution-chart") == 3 * 4  # three raters, four grades
     assert page.get_by_test_id("alpha").inner_text() != "—"
     page.screenshot(path=f"{SCREENSHOTS}/dashboards-raters.png", full_page=True)
+
+
+def test_an_analyst_sends_a_disputed_pair_back_for_one_more_grade(page, urls, demo):
+    log_in(page, "analyst")
+    page.goto(urls["raters"])
+    first = page.get_by_test_id("disputed-pair").first
+    query_id = first.locator("input[name=query]").get_attribute("value")
+    document_id = first.locator("input[name=document]").get_attribute("value")
+
+    with page.expect_navigation():
+        first.get_by_test_id("request-one").click()
+
+    assert page.url.endswith(urls["raters"])
+    assert "1 pair sent back for one more grade." in page.locator(".messages").inner_text()
+    pair = QueuePair.objects.get(query_id=query_id, document_id=document_id)
+    assert (pair.needed, pair.wanted) == (1, pair.grades + 1)
+    waiting = page.get_by_test_id("waiting")
+    assert waiting.count() == 1
+    assert waiting.inner_text() == "Needs 1 more grade"
+    page.screenshot(path=f"{SCREENSHOTS}/dashboards-raters-sent-back.png", full_page=True)
 
 
 def test_a_rater_is_refused_every_dashboard(page, urls):
