@@ -87,14 +87,19 @@ def core_values(result_list, spec: MetricSpec, as_of) -> dict[int, float]:
 
 
 def test_the_overview_reads_the_stored_series_and_its_means_equal_the_core(demo):
-    overview = dashboards.project_overview(demo, project_spec(demo), as_of=None)
+    spec = project_spec(demo)
+    overview = dashboards.project_overview(demo, spec, as_of=None)
+    lists = [summary.result_list for summary in overview.summaries]
+    per_query = list_evaluations(demo, spec, as_of=None, result_lists=lists)
 
     assert overview.stored
-    for summary in overview.summaries:
-        expected = core_values(summary.result_list, project_spec(demo), overview.as_of)
-        assert summary.evaluation.mean == pytest.approx(np.mean(list(expected.values())), 1e-12)
+    for summary, evaluation in zip(overview.summaries, per_query, strict=True):
+        expected = core_values(summary.result_list, spec, overview.as_of)
+        assert summary.mean == pytest.approx(np.mean(list(expected.values())), 1e-12)
+        assert summary.queries == len(expected)
+        assert evaluation.stored
         assert dict(
-            zip(summary.evaluation.query_ids.tolist(), summary.evaluation.ndcg, strict=True)
+            zip(evaluation.query_ids.tolist(), evaluation.ndcg, strict=True)
         ) == pytest.approx(expected, abs=1e-12)
 
 
@@ -106,7 +111,7 @@ def test_a_variant_that_is_not_stored_is_computed_and_equals_the_core(demo):
     assert not overview.stored
     for summary in overview.summaries:
         expected = core_values(summary.result_list, spec, overview.as_of)
-        assert summary.evaluation.mean == pytest.approx(np.mean(list(expected.values())), 1e-12)
+        assert summary.mean == pytest.approx(np.mean(list(expected.values())), 1e-12)
 
 
 def test_stored_and_recomputed_values_are_the_same_numbers(demo):
@@ -149,11 +154,11 @@ def test_the_overview_as_of_a_moment_ignores_judgements_recorded_later(camping):
         again = dashboards.project_overview(camping, spec, as_of=as_of)
         now = dashboards.project_overview(camping, spec, as_of=None)
 
-    means = [summary.evaluation.mean for summary in before.summaries]
-    assert [summary.evaluation.mean for summary in again.summaries] == means
-    assert [summary.evaluation.mean for summary in now.summaries] != means
+    means = [summary.mean for summary in before.summaries]
+    assert [summary.mean for summary in again.summaries] == means
+    assert [summary.mean for summary in now.summaries] != means
     # Only "tent" (day 0) and "stove" (day 1) were graded by then; "lamp" has no grade.
-    old = before.summaries[0].evaluation
+    old = before.summaries[0]
     assert old.zero_idcg == 1
     expected = core_values(old.result_list, spec, as_of)
     assert old.mean == pytest.approx(np.mean(list(expected.values())))
@@ -164,8 +169,8 @@ def test_the_overview_interval_surrounds_the_mean(camping):
 
     for summary in overview.summaries:
         interval = summary.interval
-        assert interval.low <= summary.evaluation.mean <= interval.high
-        assert interval.estimate == pytest.approx(summary.evaluation.mean)
+        assert interval.low <= summary.mean <= interval.high
+        assert interval.estimate == pytest.approx(summary.mean)
 
 
 def test_pool_progress_caps_grades_per_pair_and_counts_what_is_missing(camping):
