@@ -12,9 +12,11 @@ from judgements.models import Hit, Judgement, Project
 from metrics import dashboards
 from metrics.core import ndcg
 from metrics.core.agreement import krippendorff_alpha
-from metrics.core.stats import paired_randomisation_test
+from metrics.core.stats import paired_bootstrap_ci, paired_randomisation_test
+from metrics.dashboards.compare import RESAMPLES, significance
 from metrics.dashboards.evaluations import list_evaluations
-from metrics.dashboards.overview import pool_progress
+from metrics.dashboards.overview import computed_summaries, pool_progress, stored_summaries
+from metrics.models import MetricPoint
 from metrics.registry import MetricSpec, project_spec
 from tests.factories import (
     DocumentFactory,
@@ -125,7 +127,10 @@ def test_stored_and_recomputed_values_are_the_same_numbers(demo):
         assert read.stored and not fresh.stored
         assert read.query_ids.tolist() == fresh.query_ids.tolist()
         assert read.ndcg == pytest.approx(fresh.ndcg, abs=1e-12)
+        assert read.dcg == pytest.approx(fresh.dcg, abs=1e-12)
+        assert read.idcg == pytest.approx(fresh.idcg, abs=1e-12)
         assert read.judged.tolist() == fresh.judged.tolist()
+        assert read.retrieved.tolist() == fresh.retrieved.tolist()
 
 
 def test_a_judgement_newer_than_the_stored_series_makes_the_page_compute(demo):
@@ -139,8 +144,49 @@ def test_a_judgement_newer_than_the_stored_series_makes_the_page_compute(demo):
             JudgementFactory(query=hit.query, document=hit.document, rater_id=rater, grade=0)
         after = list_evaluations(demo, spec, as_of=None, result_lists=[result_list])[0]
 
+        overview = dashboards.project_overview(demo, spec, as_of=None)
+
     assert not after.stored and after.as_of == later
     assert after.ndcg.tolist() != before.ndcg.tolist()
+    assert not overview.stored and overview.as_of == later
+    assert stored_summaries(demo, spec, [result_list]) is None
+
+
+def test_the_overview_reads_each_lists_stored_interval_which_equals_a_recomputed_one(demo):
+    spec = project_spec(demo)
+    lists = list(demo.result_lists.order_by("captured_at", "name"))
+
+    with time_machine.travel(dt.datetime.now(dt.UTC), tick=False):
+        stored = stored_summaries(demo, spec, lists)
+        computed = computed_summaries(demo, spec, as_of=None, result_lists=lists)
+
+    assert stored is not None and all(summary.stored for summary in stored)
+    for read, fresh in zip(stored, computed, strict=True):
+        assert (read.interval.low, read.interval.high) == pytest.approx(
+            (fresh.interval.low, fresh.interval.high), abs=1e-12
+        )
+        assert read.interval.resamples == fresh.interval.resamples == 1000
+        assert read.mean == pytest.approx(fresh.mean, abs=1e-12)
+        assert (read.queries, read.zero_idcg) == (fresh.queries, fresh.zero_idcg)
+        assert read.coverage == pytest.approx(fresh.coverage, abs=1e-12)
+        assert read.as_of == fresh.as_of
+
+
+@pytest.mark.parametrize(
+    "change", [{"ci_low": None, "ci_high": None, "ci_resamples": None}, {"ci_resamples": 500}]
+)
+def test_an_overall_point_without_the_overviews_interval_is_not_read(demo, change):
+    spec = project_spec(demo)
+    lists = list(demo.result_lists.order_by("captured_at", "name"))
+    expected = computed_summaries(demo, spec, as_of=None, result_lists=lists)
+    MetricPoint.objects.filter(query=None).update(**change)
+
+    overview = dashboards.project_overview(demo, spec, as_of=None)
+
+    assert stored_summaries(demo, spec, lists) is None
+    assert [summary.interval for summary in overview.summaries] == [
+        summary.interval for summary in expected
+    ]
 
 
 def test_the_overview_as_of_a_moment_ignores_judgements_recorded_later(camping):
@@ -337,3 +383,18 @@ def test_agreement_as_of_a_moment_leaves_out_later_grades(camping):
 
     assert report.grades == 9
     assert len(report.queries) == 1
+
+
+def test_the_comparisons_significance_is_reused_only_for_the_same_values():
+    a = np.array([0.1, 0.5, 0.7, 0.2, 0.4, 0.9, 0.3, 0.0, 0.6, 0.8, 0.2, 0.5, 0.1, 0.7])
+    b = a + np.linspace(-0.05, 0.1, len(a))
+    first = significance(a, b)
+    changed = b.copy()
+    changed[0] = 0.9
+
+    assert first == (
+        paired_randomisation_test(a, b, n_resamples=RESAMPLES, seed=0),
+        paired_bootstrap_ci(a, b, n_resamples=RESAMPLES, seed=0),
+    )
+    assert significance(a.copy(), b.copy()) == first
+    assert significance(a, changed)[0].mean_difference == pytest.approx(np.mean(changed - a))
