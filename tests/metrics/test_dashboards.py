@@ -344,6 +344,11 @@ def test_the_comparison_counts_wins_and_tests_the_paired_difference(camping):
     expected = paired_randomisation_test([a[q] for q in sorted(a)], [b[q] for q in sorted(a)])
     assert result.test.p_value == expected.p_value
     assert [row.delta for row in result.rows] == sorted(row.delta for row in result.rows)
+    assert result.most_degraded == [row for row in result.rows if row.delta < -1e-9]
+    assert result.most_improved == [row for row in result.rows[::-1] if row.delta > 1e-9]
+    assert [(p["label"], p["x"], p["y"]) for p in result.chart["points"]] == [
+        (row.text, row.a, row.b) for row in result.rows
+    ]
 
 
 def test_raters_agreement_equals_alpha_of_the_current_grades(camping):
