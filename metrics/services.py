@@ -229,7 +229,8 @@ def queries_mark_stale(*, query_ids) -> None:
 
 @transaction.atomic
 def metrics_refresh(*, project: Project, now: dt.datetime | None = None) -> int:
-    """Recompute the stored series for stale queries, at the current hour's bucket.
+    """Recompute the stored series for stale queries, at the current hour's bucket (or
+    the series' newest moment, if a rebuild left one ahead of the clock).
 
     Result lists with no point yet are computed whole. Stale marks are taken with
     SKIP LOCKED so concurrent workers split the work instead of repeating it.
