@@ -11,7 +11,9 @@ class MetricPoint(models.Model):
 
     ``query`` is null for the mean over the result list's queries; then ``judged``,
     ``retrieved`` and ``judgements`` are sums over the queries, ``queries`` counts
-    them and ``zero_idcg`` counts those with no relevant judged document.
+    them, ``zero_idcg`` counts those with no relevant judged document, and the
+    ``ci_*`` fields hold the mean's percentile bootstrap interval with the
+    parameters it was drawn with (null on per-query points).
     """
 
     result_list = models.ForeignKey(
@@ -31,6 +33,11 @@ class MetricPoint(models.Model):
     queries = models.PositiveIntegerField(default=1)
     zero_idcg = models.PositiveIntegerField(default=0)
     computed_at = models.DateTimeField(default=timezone.now)
+    ci_low = models.FloatField(null=True, blank=True)
+    ci_high = models.FloatField(null=True, blank=True)
+    ci_confidence = models.FloatField(null=True, blank=True, help_text="E.g. 0.95.")
+    ci_resamples = models.PositiveIntegerField(null=True, blank=True)
+    ci_seed = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -54,6 +61,42 @@ class MetricPoint(models.Model):
     @property
     def coverage(self) -> float:
         return self.judged / self.retrieved if self.retrieved else 0.0
+
+
+class LatestMetricPoint(models.Model):
+    """A copy of the newest stored per-query point of each (result list, metric, query).
+
+    ``metric_points_store`` keeps it in the same transaction as the points, with an
+    upsert that never replaces a newer point by an older one (rebuilding past
+    buckets leaves it alone), so the latest values of a result list are one range
+    read of ``latest_metric_point_unique`` rather than one index descent per query
+    into the series. Overall points (query null) are not copied: there are few.
+    """
+
+    # latest_metric_point_unique leads with result_list.
+    result_list = models.ForeignKey(
+        ResultList, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="+")
+    metric = models.CharField(max_length=120)
+    as_of = models.DateTimeField()
+    value = models.FloatField()
+    dcg = models.FloatField(null=True, blank=True)
+    idcg = models.FloatField(null=True, blank=True)
+    judged = models.PositiveIntegerField()
+    retrieved = models.PositiveIntegerField()
+    judgements = models.PositiveIntegerField()
+    zero_idcg = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["result_list", "metric", "query"], name="latest_metric_point_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.metric} of {self.result_list} for {self.query}: latest as of {self.as_of}"
 
 
 class StaleQuery(models.Model):

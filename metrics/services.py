@@ -3,15 +3,24 @@
 import datetime as dt
 import math
 
-from django.db import transaction
-from django.db.models import Count, Sum
+import numpy as np
+from django.db import connection, transaction
+from django.db.models import Max
 from django.utils import timezone
 
 from judgements.models import Project, ResultList
 from metrics import buckets, selectors
 from metrics.core import ndcg_batch
-from metrics.models import MetricPoint, StaleQuery
+from metrics.core.stats import ConfidenceInterval, bootstrap_mean_ci
+from metrics.models import LatestMetricPoint, MetricPoint, StaleQuery
 from metrics.registry import MetricSpec, stored_specs
+
+# The interval stored with every overall point, and shown by the overview: 1,000
+# resamples is the usual minimum for a 95% percentile interval (Efron & Tibshirani,
+# ch. 19); the comparison page, which decides between lists, draws 10,000.
+INTERVAL_CONFIDENCE = 0.95
+INTERVAL_RESAMPLES = 1_000
+INTERVAL_SEED = 0
 
 POINT_FIELDS = [
     "value",
@@ -23,7 +32,29 @@ POINT_FIELDS = [
     "queries",
     "zero_idcg",
     "computed_at",
+    "ci_low",
+    "ci_high",
+    "ci_confidence",
+    "ci_resamples",
+    "ci_seed",
 ]
+LATEST_FIELDS = ["as_of", "value", "dcg", "idcg", "judged", "retrieved", "judgements", "zero_idcg"]
+
+# Copies per-query points into LatestMetricPoint unless a newer point is there already.
+# Django's bulk_create cannot put a condition on ON CONFLICT DO UPDATE, hence SQL.
+LATEST_UPSERT_SQL = """
+INSERT INTO metrics_latestmetricpoint AS latest (result_list_id, query_id, metric, {fields})
+SELECT * FROM unnest(
+    %s::bigint[], %s::bigint[], %s::varchar[], %s::timestamptz[], %s::float8[], %s::float8[],
+    %s::float8[], %s::int[], %s::int[], %s::int[], %s::int[]
+)
+ON CONFLICT (result_list_id, metric, query_id) DO UPDATE
+SET {updates}
+WHERE latest.as_of <= EXCLUDED.as_of
+""".format(
+    fields=", ".join(LATEST_FIELDS),
+    updates=", ".join(f"{field} = EXCLUDED.{field}" for field in LATEST_FIELDS),
+)
 
 
 def result_list_evaluate(
@@ -91,41 +122,76 @@ def metric_points_build(result_list, spec, *, as_of, pairs=None, only=None) -> l
 
 
 def overall_point(result_list, spec, *, as_of) -> MetricPoint | None:
-    """The mean over the latest per-query points as of ``as_of`` (None if there are none)."""
-    latest = (
-        MetricPoint.objects.filter(
-            result_list=result_list, metric=spec.name, query__isnull=False, as_of__lte=as_of
-        )
-        .order_by("query_id", "-as_of")
-        .distinct("query_id")
-        .values("id")
-    )
+    """The mean over the latest per-query points as of ``as_of`` (None if there are none).
+
+    It carries the mean's bootstrap interval (``INTERVAL_*``), so that the overview
+    reads it instead of resampling ten thousand queries on every request.
+    """
+    rows = latest_values(result_list, spec, as_of=as_of)
+    if not rows:
+        return None
+    values, judged, retrieved, judgements, zero_idcg = zip(*rows, strict=True)
     # The mean is summed exactly (math.fsum, in query order) rather than with SQL's
     # AVG, whose floating-point result depends on the order rows are scanned in:
     # a rebuild must reproduce the stored value to the last bit.
-    values = MetricPoint.objects.filter(id__in=latest).order_by("query_id")
-    totals = MetricPoint.objects.filter(id__in=latest).aggregate(
-        judged=Sum("judged"),
-        retrieved=Sum("retrieved"),
-        judgements=Sum("judgements"),
-        queries=Count("id"),
-        zero_idcg=Sum("zero_idcg"),
-    )
-    if not totals["queries"]:
-        return None
-    totals["value"] = math.fsum(values.values_list("value", flat=True)) / totals["queries"]
+    interval = overall_interval(np.array(values))
     return MetricPoint(
         result_list=result_list,
         query=None,
         metric=spec.name,
         as_of=as_of,
+        value=math.fsum(values) / len(values),
+        judged=sum(judged),
+        retrieved=sum(retrieved),
+        judgements=sum(judgements),
+        queries=len(values),
+        zero_idcg=sum(zero_idcg),
         computed_at=timezone.now(),
-        **totals,
+        ci_low=interval.low,
+        ci_high=interval.high,
+        ci_confidence=interval.confidence,
+        ci_resamples=interval.resamples,
+        ci_seed=INTERVAL_SEED,
     )
 
 
+def overall_interval(values: np.ndarray) -> ConfidenceInterval:
+    """The interval stored with an overall point, over per-query values in query order."""
+    return bootstrap_mean_ci(
+        values,
+        confidence=INTERVAL_CONFIDENCE,
+        n_resamples=INTERVAL_RESAMPLES,
+        seed=INTERVAL_SEED,
+    )
+
+
+def latest_values(result_list, spec, *, as_of) -> list[tuple]:
+    """Each query's latest point as of ``as_of``: (value, judged, retrieved, judgements,
+    zero_idcg) in query order.
+
+    When no point of the list is newer than ``as_of`` (a refresh, or a rebuild
+    moving forward), the latest points are LatestMetricPoint's rows; otherwise
+    (rebuilding a past bucket) they are found in the series itself.
+    """
+    columns = ("value", "judged", "retrieved", "judgements", "zero_idcg")
+    latest = LatestMetricPoint.objects.filter(result_list=result_list, metric=spec.name)
+    if not latest.filter(as_of__gt=as_of).exists():
+        return list(latest.order_by("query_id").values_list(*columns))
+    points = (
+        MetricPoint.objects.filter(
+            result_list=result_list, metric=spec.name, query__isnull=False, as_of__lte=as_of
+        )
+        .order_by("query_id", "-as_of")
+        .distinct("query_id")
+    )
+    return list(points.values_list(*columns))
+
+
 def metric_points_store(points: list[MetricPoint]) -> None:
-    """Insert or replace points on (result list, query, metric, as_of): re-runs are idempotent."""
+    """Insert or replace points on (result list, query, metric, as_of): re-runs are idempotent.
+
+    Per-query points also replace LatestMetricPoint's copy unless it is newer.
+    """
     MetricPoint.objects.bulk_create(
         points,
         update_conflicts=True,
@@ -133,6 +199,25 @@ def metric_points_store(points: list[MetricPoint]) -> None:
         update_fields=POINT_FIELDS,
         batch_size=5000,
     )
+    _latest_store([point for point in points if point.query_id is not None])
+
+
+def _latest_store(points: list[MetricPoint]) -> None:
+    # One row per key, the newest: ON CONFLICT cannot touch a row twice in a statement.
+    newest: dict[tuple, MetricPoint] = {}
+    for point in points:
+        key = (point.result_list_id, point.metric, point.query_id)
+        if key not in newest or newest[key].as_of < point.as_of:
+            newest[key] = point
+    rows = list(newest.values())
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), 10_000):
+            batch = rows[start : start + 10_000]
+            columns = ["result_list_id", "query_id", "metric", *LATEST_FIELDS]
+            cursor.execute(
+                LATEST_UPSERT_SQL,
+                [[getattr(point, column) for point in batch] for column in columns],
+            )
 
 
 def queries_mark_stale(*, query_ids) -> None:
@@ -144,31 +229,44 @@ def queries_mark_stale(*, query_ids) -> None:
 
 @transaction.atomic
 def metrics_refresh(*, project: Project, now: dt.datetime | None = None) -> int:
-    """Recompute the stored series for stale queries, at the current hour's bucket.
+    """Recompute the stored series for stale queries, at the current hour's bucket (or
+    the series' newest moment, if a rebuild left one ahead of the clock).
 
     Result lists with no point yet are computed whole. Stale marks are taken with
     SKIP LOCKED so concurrent workers split the work instead of repeating it.
     Returns the number of per-query points written.
     """
-    as_of = buckets.bucket_end(now or timezone.now(), "hour")
+    hour = buckets.bucket_end(now or timezone.now(), "hour")
     marks = StaleQuery.objects.select_for_update(skip_locked=True).filter(query__project=project)
     stale = set(marks.values_list("query_id", flat=True))
     StaleQuery.objects.filter(query_id__in=stale).delete()
     written = 0
     for spec in stored_specs(project):
-        computed = set(
-            MetricPoint.objects.filter(result_list__project=project, metric=spec.name)
-            .values_list("result_list_id", flat=True)
-            .distinct()
-        )
+        as_of = _refresh_moment(project, spec, hour)
         for result_list in project.result_lists.all():
-            only = None if result_list.pk not in computed else stale
+            computed = LatestMetricPoint.objects.filter(result_list=result_list, metric=spec.name)
+            only = stale if computed.exists() else None
             if only is not None and not only:
                 continue
             points = metric_points_build(result_list, spec, as_of=as_of, only=only)
             written += len(points)
             _store_with_overall(result_list, spec, points, as_of=as_of)
     return written
+
+
+def _refresh_moment(project: Project, spec: MetricSpec, hour: dt.datetime) -> dt.datetime:
+    """The current hour's end, or the series' newest moment if that is later.
+
+    A rebuild's last bucket ends on the next boundary (tomorrow's midnight for
+    daily buckets), ahead of the clock. A refresh written at an earlier moment
+    would sit behind that point and never be read as the latest; rewriting the
+    future point instead keeps it what it claims: the value as of its moment,
+    with every judgement recorded so far.
+    """
+    newest = MetricPoint.objects.filter(
+        result_list__project=project, metric=spec.name, query__isnull=True
+    ).aggregate(newest=Max("as_of"))["newest"]
+    return max(hour, newest) if newest else hour
 
 
 def metrics_rebuild(*, project: Project, since, until=None, every="day", progress=None) -> int:

@@ -1,9 +1,11 @@
 """Comparing two result lists query by query: deltas, wins and losses, significance."""
 
 import datetime as dt
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
+from django.core.cache import cache
 from django.core.paginator import Page, Paginator
 
 from judgements.models import Project, ResultList
@@ -85,9 +87,18 @@ def comparison(
     first, second = list_evaluations(project, spec, as_of=as_of, result_lists=[a, b])
     common = np.intersect1d(first.query_ids, second.query_ids)
     values_a, values_b = first.values_for(common), second.values_for(common)
-    rows = _delta_rows(project, common, values_a, values_b)
     delta = values_b - values_a
-    paged = Paginator(rows, PAGE_SIZE).get_page(page)
+    texts = _texts(project, common)
+    order = _worst_first(delta, texts)
+    paged = Paginator(order, PAGE_SIZE).get_page(page)
+
+    def rows(positions) -> list[DeltaRow]:
+        return [
+            DeltaRow(int(common[i]), texts[i], float(values_a[i]), float(values_b[i]))
+            for i in positions
+        ]
+
+    test, interval = significance(values_a, values_b)
     return Comparison(
         a=first,
         b=second,
@@ -99,32 +110,54 @@ def comparison(
         wins=int(np.count_nonzero(delta > TIE)),
         ties=int(np.count_nonzero(np.abs(delta) <= TIE)),
         losses=int(np.count_nonzero(delta < -TIE)),
-        test=paired_randomisation_test(values_a, values_b, n_resamples=RESAMPLES, seed=SEED),
-        interval=paired_bootstrap_ci(values_a, values_b, n_resamples=RESAMPLES, seed=SEED),
-        most_improved=[row for row in reversed(rows[-MOST_CHANGED:]) if row.delta > TIE],
-        most_degraded=[row for row in rows[:MOST_CHANGED] if row.delta < -TIE],
+        test=test,
+        interval=interval,
+        most_improved=[row for row in rows(order[::-1][:MOST_CHANGED]) if row.delta > TIE],
+        most_degraded=[row for row in rows(order[:MOST_CHANGED]) if row.delta < -TIE],
         page=paged,
-        rows=list(paged.object_list),
-        chart=_scatter(rows, a, b),
+        rows=rows(paged.object_list),
+        chart=_scatter(values_a[order], values_b[order], [texts[i] for i in order], a, b),
     )
 
 
-def _delta_rows(project, query_ids, values_a, values_b) -> list[DeltaRow]:
-    """One row per query, worst regression first; ties by text so the order never jumps."""
+def significance(values_a, values_b) -> tuple[RandomisationTest, ConfidenceInterval]:
+    """The paired test and the interval of the mean difference, cached by the values.
+
+    With 10,000 resamples over 10,000 queries both take about a second; they are a
+    function of the paired values alone (and the fixed resamples and seed), so a
+    page shown again over the same values reuses them, and any change of a value
+    (a new grade, another metric or moment) is a different key.
+    """
+    digest = hashlib.sha256(np.stack([values_a, values_b]).tobytes()).hexdigest()
+    key = f"metrics:compare:{RESAMPLES}:{SEED}:{digest}"
+    found = cache.get(key)
+    if found is None:
+        found = (
+            paired_randomisation_test(values_a, values_b, n_resamples=RESAMPLES, seed=SEED),
+            paired_bootstrap_ci(values_a, values_b, n_resamples=RESAMPLES, seed=SEED),
+        )
+        cache.set(key, found, timeout=24 * 3600)
+    return found
+
+
+def _texts(project, query_ids) -> list[str]:
     texts = dict(project.queries.values_list("id", "text"))
-    rows = [
-        DeltaRow(int(query), texts[int(query)], float(value_a), float(value_b))
-        for query, value_a, value_b in zip(query_ids, values_a, values_b, strict=True)
-    ]
-    return sorted(rows, key=lambda row: (row.delta, row.text.casefold()))
+    return [texts[query] for query in query_ids.tolist()]
 
 
-def _scatter(rows: list[DeltaRow], a: ResultList, b: ResultList) -> dict:
-    labelled = len(rows) <= LABELLED_POINTS
-    return {
-        "a": a.name,
-        "b": b.name,
-        "points": [
-            {"x": row.a, "y": row.b, **({"label": row.text} if labelled else {})} for row in rows
-        ],
-    }
+def _worst_first(delta: np.ndarray, texts: list[str]) -> np.ndarray:
+    """Positions by change, worst regression first; ties by text so the order never jumps."""
+    folded = [text.casefold() for text in texts]
+    by_text = np.array(sorted(range(len(texts)), key=folded.__getitem__), dtype=np.int64)
+    text_rank = np.empty(len(texts), dtype=np.int64)
+    text_rank[by_text] = np.arange(len(texts))
+    return np.lexsort((text_rank, delta))
+
+
+def _scatter(xs: np.ndarray, ys: np.ndarray, texts: list[str], a, b) -> dict:
+    labelled = len(texts) <= LABELLED_POINTS
+    points = [{"x": x, "y": y} for x, y in zip(xs.tolist(), ys.tolist(), strict=True)]
+    if labelled:
+        for point, text in zip(points, texts, strict=True):
+            point["label"] = text
+    return {"a": a.name, "b": b.name, "points": points}

@@ -10,16 +10,31 @@ from django.db.models.functions import Least
 
 from judgements.models import Project, QueuePair, ResultList
 from metrics.core.stats import ConfidenceInterval, bootstrap_mean_cis
-from metrics.dashboards.evaluations import Evaluation, epoch_ms, freshest, list_evaluations
+from metrics.dashboards.evaluations import (
+    Evaluation,
+    epoch_ms,
+    list_evaluations,
+    series_holds_at,
+    series_may_be_current,
+)
 from metrics.dashboards.labels import parameter_line
 from metrics.models import MetricPoint
 from metrics.registry import MetricSpec, project_spec
+from metrics.services import INTERVAL_CONFIDENCE, INTERVAL_RESAMPLES, INTERVAL_SEED
 
-# Resamples for the overview's intervals: 1,000 is the usual minimum for a 95%
-# percentile interval (Efron & Tibshirani, ch. 19) and keeps a page over 10,000
-# queries fast; the comparison page, which decides between lists, uses 10,000.
-OVERVIEW_RESAMPLES = 1_000
-SEED = 0
+# Each list's newest overall point: one index descent per list.
+OVERALL_SQL = """
+SELECT run.id, point.value, point.judged, point.retrieved, point.queries, point.zero_idcg,
+       point.ci_low, point.ci_high, point.ci_confidence, point.ci_resamples, point.ci_seed,
+       point.as_of
+FROM unnest(%(lists)s::bigint[]) AS run (id)
+CROSS JOIN LATERAL (
+    SELECT * FROM metrics_metricpoint
+    WHERE result_list_id = run.id AND metric = %(metric)s AND query_id IS NULL
+    ORDER BY as_of DESC
+    LIMIT 1
+) point
+"""
 
 POOL_SQL = """
 WITH pool AS (
@@ -48,12 +63,29 @@ FROM pool LEFT JOIN graded USING (query_id, document_id)
 
 @dataclass(frozen=True)
 class ListSummary:
-    evaluation: Evaluation
-    interval: ConfidenceInterval
+    """One result list's line of the overview, from its stored overall point or computed."""
 
-    @property
-    def result_list(self) -> ResultList:
-        return self.evaluation.result_list
+    result_list: ResultList
+    mean: float | None
+    interval: ConfidenceInterval
+    coverage: float | None
+    queries: int
+    zero_idcg: int
+    as_of: dt.datetime
+    stored: bool
+
+    @classmethod
+    def from_evaluation(cls, evaluation: Evaluation, interval: ConfidenceInterval):
+        return cls(
+            result_list=evaluation.result_list,
+            mean=evaluation.mean,
+            interval=interval,
+            coverage=evaluation.coverage,
+            queries=len(evaluation.query_ids),
+            zero_idcg=evaluation.zero_idcg,
+            as_of=evaluation.as_of,
+            stored=evaluation.stored,
+        )
 
 
 @dataclass(frozen=True)
@@ -106,35 +138,91 @@ class Overview:
 
     @property
     def as_of(self) -> dt.datetime | None:
-        return freshest([summary.evaluation for summary in self.summaries])[0]
+        return max((summary.as_of for summary in self.summaries), default=None)
 
     @property
     def stored(self) -> bool:
-        return freshest([summary.evaluation for summary in self.summaries])[1]
+        return bool(self.summaries) and all(summary.stored for summary in self.summaries)
 
 
 def project_overview(project: Project, spec: MetricSpec, *, as_of: dt.datetime | None) -> Overview:
     """Every result list's mean with its interval, the pool's progress and the charts' data."""
     result_lists = list(project.result_lists.order_by("captured_at", "name"))
-    evaluations = list_evaluations(project, spec, as_of=as_of, result_lists=result_lists)
-    summaries = [
-        ListSummary(evaluation, interval)
-        for evaluation, interval in zip(evaluations, _intervals(evaluations), strict=True)
-    ]
+    summaries = None if as_of is not None else stored_summaries(project, spec, result_lists)
+    if summaries is None:
+        summaries = computed_summaries(project, spec, as_of=as_of, result_lists=result_lists)
     series_spec = project_spec(project)
     series = mean_series(project, series_spec, as_of=as_of)
     return Overview(spec, summaries, pool_progress(project, as_of=as_of), series_spec, series)
 
 
+def stored_summaries(project, spec, result_lists) -> list[ListSummary] | None:
+    """Every list's line from its newest overall point, or None unless all are current.
+
+    An overall point is written after its per-query points, over their latest
+    values, so the newest one holds what the per-query points hold now. Points
+    stored before their interval was (or with other interval parameters) do not
+    count: then the page computes the intervals from the per-query values.
+    """
+    if not result_lists or not series_may_be_current(project, spec):
+        return None
+    params = {"lists": [result_list.pk for result_list in result_lists], "metric": spec.name}
+    with connection.cursor() as cursor:
+        cursor.execute(OVERALL_SQL, params)
+        points = {row[0]: row[1:] for row in cursor.fetchall()}
+    wanted = (INTERVAL_CONFIDENCE, INTERVAL_RESAMPLES, INTERVAL_SEED)
+    if len(points) < len(result_lists) or any(p[7:10] != wanted for p in points.values()):
+        return None
+    moment = series_holds_at(project, max(point[-1] for point in points.values()))
+    if moment is None:
+        return None
+    return [
+        _stored_summary(result_list, points[result_list.pk], moment)
+        for result_list in result_lists
+    ]
+
+
+def _stored_summary(result_list, point, moment) -> ListSummary:
+    value, judged, retrieved, queries, zero_idcg, low, high, confidence, resamples, _, _ = point
+    return ListSummary(
+        result_list=result_list,
+        mean=value,
+        interval=ConfidenceInterval(value, low, high, confidence, resamples),
+        coverage=judged / retrieved if retrieved else None,
+        queries=queries,
+        zero_idcg=zero_idcg,
+        as_of=moment,
+        stored=True,
+    )
+
+
+def computed_summaries(project, spec, *, as_of, result_lists) -> list[ListSummary]:
+    """Every list's line from its per-query values (stored where current, else computed)."""
+    evaluations = list_evaluations(project, spec, as_of=as_of, result_lists=result_lists)
+    return [
+        ListSummary.from_evaluation(evaluation, interval)
+        for evaluation, interval in zip(evaluations, _intervals(evaluations), strict=True)
+    ]
+
+
 def _intervals(evaluations: list[Evaluation]) -> list[ConfidenceInterval]:
-    """Each list's interval; lists over the same queries share their resampled query sets."""
+    """Each list's interval; lists over the same queries share their resampled query sets.
+
+    Same parameters as the interval stored with overall points, which is the same
+    interval: shared draws give each list what ``bootstrap_mean_ci`` gives it alone.
+    """
     groups: dict[bytes, list[int]] = {}
     for i, evaluation in enumerate(evaluations):
         groups.setdefault(evaluation.query_ids.tobytes(), []).append(i)
     intervals: list = [None] * len(evaluations)
     for members in groups.values():
         values = np.stack([evaluations[i].ndcg for i in members])
-        found = bootstrap_mean_cis(values, n_resamples=OVERVIEW_RESAMPLES, seed=SEED)
+        found = bootstrap_mean_cis(
+            values,
+            confidence=INTERVAL_CONFIDENCE,
+            n_resamples=INTERVAL_RESAMPLES,
+            seed=INTERVAL_SEED,
+        )
         for i, interval in zip(members, found, strict=True):
             intervals[i] = interval
     return intervals

@@ -97,6 +97,8 @@ def query_table(
 
 def _matching(texts: list[str], text: str) -> np.ndarray:
     needle = text.strip().casefold()
+    if not needle:
+        return np.arange(len(texts), dtype=np.int64)
     return np.array(
         [i for i, each in enumerate(texts) if needle in each.casefold()], dtype=np.int64
     )
@@ -105,7 +107,9 @@ def _matching(texts: list[str], text: str) -> np.ndarray:
 def _order(evaluation, previous_values, texts, keep, sort: str) -> np.ndarray:
     """Positions into ``keep`` in the asked order; ties and gaps (no change) go by text."""
     key = sort.removeprefix("-")
-    text_rank = np.argsort(np.argsort(np.array(texts, dtype=object)[keep], kind="stable"))
+    kept = [texts[i] for i in keep.tolist()]
+    text_rank = np.empty(len(kept), dtype=np.int64)
+    text_rank[sorted(range(len(kept)), key=kept.__getitem__)] = np.arange(len(kept))
     if key == "query":
         primary = text_rank.astype(np.float64)
     else:

@@ -12,9 +12,11 @@ from judgements.models import Hit, Judgement, Project
 from metrics import dashboards
 from metrics.core import ndcg
 from metrics.core.agreement import krippendorff_alpha
-from metrics.core.stats import paired_randomisation_test
+from metrics.core.stats import paired_bootstrap_ci, paired_randomisation_test
+from metrics.dashboards.compare import RESAMPLES, significance
 from metrics.dashboards.evaluations import list_evaluations
-from metrics.dashboards.overview import pool_progress
+from metrics.dashboards.overview import computed_summaries, pool_progress, stored_summaries
+from metrics.models import MetricPoint
 from metrics.registry import MetricSpec, project_spec
 from tests.factories import (
     DocumentFactory,
@@ -87,14 +89,19 @@ def core_values(result_list, spec: MetricSpec, as_of) -> dict[int, float]:
 
 
 def test_the_overview_reads_the_stored_series_and_its_means_equal_the_core(demo):
-    overview = dashboards.project_overview(demo, project_spec(demo), as_of=None)
+    spec = project_spec(demo)
+    overview = dashboards.project_overview(demo, spec, as_of=None)
+    lists = [summary.result_list for summary in overview.summaries]
+    per_query = list_evaluations(demo, spec, as_of=None, result_lists=lists)
 
     assert overview.stored
-    for summary in overview.summaries:
-        expected = core_values(summary.result_list, project_spec(demo), overview.as_of)
-        assert summary.evaluation.mean == pytest.approx(np.mean(list(expected.values())), 1e-12)
+    for summary, evaluation in zip(overview.summaries, per_query, strict=True):
+        expected = core_values(summary.result_list, spec, overview.as_of)
+        assert summary.mean == pytest.approx(np.mean(list(expected.values())), 1e-12)
+        assert summary.queries == len(expected)
+        assert evaluation.stored
         assert dict(
-            zip(summary.evaluation.query_ids.tolist(), summary.evaluation.ndcg, strict=True)
+            zip(evaluation.query_ids.tolist(), evaluation.ndcg, strict=True)
         ) == pytest.approx(expected, abs=1e-12)
 
 
@@ -106,7 +113,7 @@ def test_a_variant_that_is_not_stored_is_computed_and_equals_the_core(demo):
     assert not overview.stored
     for summary in overview.summaries:
         expected = core_values(summary.result_list, spec, overview.as_of)
-        assert summary.evaluation.mean == pytest.approx(np.mean(list(expected.values())), 1e-12)
+        assert summary.mean == pytest.approx(np.mean(list(expected.values())), 1e-12)
 
 
 def test_stored_and_recomputed_values_are_the_same_numbers(demo):
@@ -120,7 +127,10 @@ def test_stored_and_recomputed_values_are_the_same_numbers(demo):
         assert read.stored and not fresh.stored
         assert read.query_ids.tolist() == fresh.query_ids.tolist()
         assert read.ndcg == pytest.approx(fresh.ndcg, abs=1e-12)
+        assert read.dcg == pytest.approx(fresh.dcg, abs=1e-12)
+        assert read.idcg == pytest.approx(fresh.idcg, abs=1e-12)
         assert read.judged.tolist() == fresh.judged.tolist()
+        assert read.retrieved.tolist() == fresh.retrieved.tolist()
 
 
 def test_a_judgement_newer_than_the_stored_series_makes_the_page_compute(demo):
@@ -134,8 +144,49 @@ def test_a_judgement_newer_than_the_stored_series_makes_the_page_compute(demo):
             JudgementFactory(query=hit.query, document=hit.document, rater_id=rater, grade=0)
         after = list_evaluations(demo, spec, as_of=None, result_lists=[result_list])[0]
 
+        overview = dashboards.project_overview(demo, spec, as_of=None)
+
     assert not after.stored and after.as_of == later
     assert after.ndcg.tolist() != before.ndcg.tolist()
+    assert not overview.stored and overview.as_of == later
+    assert stored_summaries(demo, spec, [result_list]) is None
+
+
+def test_the_overview_reads_each_lists_stored_interval_which_equals_a_recomputed_one(demo):
+    spec = project_spec(demo)
+    lists = list(demo.result_lists.order_by("captured_at", "name"))
+
+    with time_machine.travel(dt.datetime.now(dt.UTC), tick=False):
+        stored = stored_summaries(demo, spec, lists)
+        computed = computed_summaries(demo, spec, as_of=None, result_lists=lists)
+
+    assert stored is not None and all(summary.stored for summary in stored)
+    for read, fresh in zip(stored, computed, strict=True):
+        assert (read.interval.low, read.interval.high) == pytest.approx(
+            (fresh.interval.low, fresh.interval.high), abs=1e-12
+        )
+        assert read.interval.resamples == fresh.interval.resamples == 1000
+        assert read.mean == pytest.approx(fresh.mean, abs=1e-12)
+        assert (read.queries, read.zero_idcg) == (fresh.queries, fresh.zero_idcg)
+        assert read.coverage == pytest.approx(fresh.coverage, abs=1e-12)
+        assert read.as_of == fresh.as_of
+
+
+@pytest.mark.parametrize(
+    "change", [{"ci_low": None, "ci_high": None, "ci_resamples": None}, {"ci_resamples": 500}]
+)
+def test_an_overall_point_without_the_overviews_interval_is_not_read(demo, change):
+    spec = project_spec(demo)
+    lists = list(demo.result_lists.order_by("captured_at", "name"))
+    expected = computed_summaries(demo, spec, as_of=None, result_lists=lists)
+    MetricPoint.objects.filter(query=None).update(**change)
+
+    overview = dashboards.project_overview(demo, spec, as_of=None)
+
+    assert stored_summaries(demo, spec, lists) is None
+    assert [summary.interval for summary in overview.summaries] == [
+        summary.interval for summary in expected
+    ]
 
 
 def test_the_overview_as_of_a_moment_ignores_judgements_recorded_later(camping):
@@ -149,11 +200,11 @@ def test_the_overview_as_of_a_moment_ignores_judgements_recorded_later(camping):
         again = dashboards.project_overview(camping, spec, as_of=as_of)
         now = dashboards.project_overview(camping, spec, as_of=None)
 
-    means = [summary.evaluation.mean for summary in before.summaries]
-    assert [summary.evaluation.mean for summary in again.summaries] == means
-    assert [summary.evaluation.mean for summary in now.summaries] != means
+    means = [summary.mean for summary in before.summaries]
+    assert [summary.mean for summary in again.summaries] == means
+    assert [summary.mean for summary in now.summaries] != means
     # Only "tent" (day 0) and "stove" (day 1) were graded by then; "lamp" has no grade.
-    old = before.summaries[0].evaluation
+    old = before.summaries[0]
     assert old.zero_idcg == 1
     expected = core_values(old.result_list, spec, as_of)
     assert old.mean == pytest.approx(np.mean(list(expected.values())))
@@ -164,8 +215,8 @@ def test_the_overview_interval_surrounds_the_mean(camping):
 
     for summary in overview.summaries:
         interval = summary.interval
-        assert interval.low <= summary.evaluation.mean <= interval.high
-        assert interval.estimate == pytest.approx(summary.evaluation.mean)
+        assert interval.low <= summary.mean <= interval.high
+        assert interval.estimate == pytest.approx(summary.mean)
 
 
 def test_pool_progress_caps_grades_per_pair_and_counts_what_is_missing(camping):
@@ -293,6 +344,11 @@ def test_the_comparison_counts_wins_and_tests_the_paired_difference(camping):
     expected = paired_randomisation_test([a[q] for q in sorted(a)], [b[q] for q in sorted(a)])
     assert result.test.p_value == expected.p_value
     assert [row.delta for row in result.rows] == sorted(row.delta for row in result.rows)
+    assert result.most_degraded == [row for row in result.rows if row.delta < -1e-9]
+    assert result.most_improved == [row for row in result.rows[::-1] if row.delta > 1e-9]
+    assert [(p["label"], p["x"], p["y"]) for p in result.chart["points"]] == [
+        (row.text, row.a, row.b) for row in result.rows
+    ]
 
 
 def test_raters_agreement_equals_alpha_of_the_current_grades(camping):
@@ -332,3 +388,18 @@ def test_agreement_as_of_a_moment_leaves_out_later_grades(camping):
 
     assert report.grades == 9
     assert len(report.queries) == 1
+
+
+def test_the_comparisons_significance_is_reused_only_for_the_same_values():
+    a = np.array([0.1, 0.5, 0.7, 0.2, 0.4, 0.9, 0.3, 0.0, 0.6, 0.8, 0.2, 0.5, 0.1, 0.7])
+    b = a + np.linspace(-0.05, 0.1, len(a))
+    first = significance(a, b)
+    changed = b.copy()
+    changed[0] = 0.9
+
+    assert first == (
+        paired_randomisation_test(a, b, n_resamples=RESAMPLES, seed=0),
+        paired_bootstrap_ci(a, b, n_resamples=RESAMPLES, seed=0),
+    )
+    assert significance(a.copy(), b.copy()) == first
+    assert significance(a, changed)[0].mean_difference == pytest.approx(np.mean(changed - a))

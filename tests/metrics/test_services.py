@@ -1,25 +1,72 @@
 import datetime as dt
+from importlib import import_module
 from io import StringIO
 
 import pytest
 import time_machine
 from django.core.management import call_command
+from django.db import connection
 
 from judgements.models import Hit, Judgement, Project
 from judgements.services import judgement_record
 from metrics import services
+from metrics.buckets import bucket_end
 from metrics.core import ndcg
-from metrics.models import MetricPoint, StaleQuery
+from metrics.core.stats import bootstrap_mean_ci
+from metrics.models import LatestMetricPoint, MetricPoint, StaleQuery
 from metrics.registry import MetricSpec, project_spec
 from tests.factories import JudgementFactory
 
 AS_OF = dt.datetime(2026, 11, 21, tzinfo=dt.UTC)
+LATEST_COLUMNS = [
+    "as_of",
+    "value",
+    "dcg",
+    "idcg",
+    "judged",
+    "retrieved",
+    "judgements",
+    "zero_idcg",
+]
 
 
 @pytest.fixture
 def demo(db):
     call_command("load_demo", stdout=StringIO())
     return Project.objects.get(slug="outdoor-gear")
+
+
+def newest_moment(project) -> dt.datetime:
+    return MetricPoint.objects.filter(result_list__project=project).latest("as_of").as_of
+
+
+def latest_by_distinct_on(as_of=None) -> dict[tuple, tuple]:
+    """Each (list, metric, query)'s newest stored point, found in the series itself."""
+    points = MetricPoint.objects.filter(query__isnull=False)
+    if as_of is not None:
+        points = points.filter(as_of__lte=as_of)
+    rows = (
+        points.order_by("result_list_id", "metric", "query_id", "-as_of")
+        .distinct("result_list_id", "metric", "query_id")
+        .values_list("result_list_id", "metric", "query_id", *LATEST_COLUMNS)
+    )
+    return {row[:3]: row[3:] for row in rows}
+
+
+def latest_table() -> dict[tuple, tuple]:
+    rows = LatestMetricPoint.objects.values_list(
+        "result_list_id", "metric", "query_id", *LATEST_COLUMNS
+    )
+    return {row[:3]: row[3:] for row in rows}
+
+
+def mean_of_latest(result_list, spec, as_of) -> float:
+    values = [
+        value
+        for (list_id, metric, _), (_, value, *_) in latest_by_distinct_on(as_of).items()
+        if list_id == result_list.pk and metric == spec.name
+    ]
+    return sum(values) / len(values)
 
 
 def core_ndcg_by_query(result_list, spec: MetricSpec, as_of) -> dict[int, float]:
@@ -85,7 +132,7 @@ def test_rebuilding_twice_leaves_the_same_rows(demo):
     def snapshot():
         return sorted(
             MetricPoint.objects.values_list(
-                "result_list_id", "query_id", "metric", "as_of", "value", "judged"
+                "result_list_id", "query_id", "metric", "as_of", "value", "judged", "ci_low"
             ),
             key=str,
         )
@@ -124,18 +171,22 @@ def test_every_stored_value_names_its_consensus_policy(demo):
 def test_a_grade_marks_its_query_stale_and_the_refresh_recomputes_only_it(
     demo, django_capture_on_commit_callbacks
 ):
-    services.metrics_refresh(project=demo, now=AS_OF)
+    # load_demo's rebuild ends on the next midnight; grade a day after that.
+    later = newest_moment(demo) + dt.timedelta(days=1, minutes=10)
     before = MetricPoint.objects.count()
     query = demo.queries.first()
     hit = Hit.objects.filter(query=query).first()
     rater = Judgement.objects.filter(query=query).first().rater
-    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+    with (
+        time_machine.travel(later, tick=False),
+        django_capture_on_commit_callbacks(execute=False) as callbacks,
+    ):
         judgement_record(rater=rater, query=query, document=hit.document, grade=3)
     assert list(StaleQuery.objects.values_list("query_id", flat=True)) == [query.pk]
     assert len(callbacks) == 1
-    with time_machine.travel(AS_OF + dt.timedelta(hours=3), tick=False):
+    with time_machine.travel(later, tick=False):
         callbacks[0]()
-    new = MetricPoint.objects.filter(as_of=AS_OF + dt.timedelta(hours=3))
+    new = MetricPoint.objects.filter(as_of=later.replace(minute=0) + dt.timedelta(hours=1))
     lists_with_query = demo.result_lists.filter(hits__query=query).distinct().count()
     assert new.filter(query__isnull=False).count() == lists_with_query
     assert set(new.filter(query__isnull=False).values_list("query_id", flat=True)) == {query.pk}
@@ -144,6 +195,108 @@ def test_a_grade_marks_its_query_stale_and_the_refresh_recomputes_only_it(
     assert not StaleQuery.objects.exists()
 
 
+def test_a_refresh_before_the_last_buckets_end_rewrites_that_bucket(demo):
+    # The rebuild's last daily bucket ends on the next midnight, after the grade.
+    end = newest_moment(demo)
+    result_list = demo.result_lists.first()
+    old = (
+        MetricPoint.objects.filter(result_list=result_list, as_of=end, query__isnull=False)
+        .order_by("-value", "query_id")
+        .first()
+    )
+    hit = Hit.objects.get(result_list=result_list, query=old.query, rank=1)
+    with time_machine.travel(end - dt.timedelta(hours=5), tick=False):
+        for judgement in (
+            Judgement.objects.filter(query=old.query).order_by("rater").distinct("rater")
+        ):
+            judgement_record(
+                rater=judgement.rater, query=old.query, document=hit.document, grade=0
+            )
+        services.metrics_refresh(project=demo)
+
+    new = MetricPoint.objects.get(result_list=result_list, query=old.query, as_of=end)
+    assert new.value < old.value
+    assert not MetricPoint.objects.filter(as_of__gt=end).exists()
+    overall = MetricPoint.objects.get(result_list=result_list, query=None, as_of=end)
+    assert overall.value == pytest.approx(
+        mean_of_latest(result_list, project_spec(demo), end), abs=1e-12
+    )
+
+
 def test_a_refresh_with_nothing_stale_writes_nothing(demo):
     services.metrics_refresh(project=demo, now=AS_OF)
     assert services.metrics_refresh(project=demo, now=AS_OF + dt.timedelta(hours=1)) == 0
+
+
+def test_the_latest_table_is_the_newest_point_of_every_series(demo):
+    # load_demo rebuilt the series day by day, each bucket newer than the last.
+    assert latest_table() == latest_by_distinct_on()
+    assert len(latest_table()) == Hit.objects.values("result_list", "query").distinct().count()
+
+
+def test_the_latest_table_follows_rebuilds_of_the_past_and_of_everything(demo):
+    before = latest_table()
+    first = Judgement.objects.order_by("created_at").first().created_at
+    # Past buckets only: every latest point is newer, so none may be replaced.
+    services.metrics_rebuild(project=demo, since=first, until=first + dt.timedelta(days=2))
+    assert latest_table() == before == latest_by_distinct_on()
+    call_command("rebuild_metrics", "--project", "outdoor-gear", stdout=StringIO())
+    call_command("rebuild_metrics", "--project", "outdoor-gear", stdout=StringIO())
+    assert latest_table() == before == latest_by_distinct_on()
+
+
+def test_the_latest_table_follows_new_judgements_and_refreshes(demo):
+    later = newest_moment(demo) + dt.timedelta(days=1)
+    query = demo.queries.order_by("id").first()
+    hit = Hit.objects.filter(query=query).order_by("rank").first()
+    with time_machine.travel(later, tick=False):
+        for judgement in Judgement.objects.filter(query=query).order_by("rater").distinct("rater"):
+            judgement_record(rater=judgement.rater, query=query, document=hit.document, grade=0)
+        services.metrics_refresh(project=demo)
+
+    latest = latest_table()
+    assert latest == latest_by_distinct_on()
+    moved = {key for key, row in latest.items() if row[0] >= later}
+    assert {key[2] for key in moved} == {query.pk}
+    assert len(moved) == demo.result_lists.filter(hits__query=query).distinct().count()
+
+
+def test_the_migration_backfills_the_latest_table_in_one_statement(demo):
+    backfill = import_module("metrics.migrations.0002_latest_points_and_stored_intervals")
+    expected = latest_by_distinct_on()
+    LatestMetricPoint.objects.all().delete()
+    with connection.cursor() as cursor:
+        cursor.execute(backfill.BACKFILL_LATEST)
+
+    assert latest_table() == expected and expected
+
+
+def test_every_overall_point_stores_the_interval_of_its_mean(demo):
+    spec = project_spec(demo)
+    for result_list in demo.result_lists.all():
+        overall = MetricPoint.objects.filter(result_list=result_list, query=None).latest("as_of")
+        latest = latest_by_distinct_on(overall.as_of)
+        keys = sorted(key for key in latest if key[:2] == (result_list.pk, spec.name))
+        values = [latest[key][1] for key in keys]
+        interval = bootstrap_mean_ci(values, n_resamples=1000, seed=0, confidence=0.95)
+
+        assert (overall.ci_resamples, overall.ci_seed, overall.ci_confidence) == (1000, 0, 0.95)
+        assert (overall.ci_low, overall.ci_high) == (interval.low, interval.high)
+        assert overall.ci_low < overall.value < overall.ci_high
+
+
+def test_the_overall_point_of_a_past_bucket_is_the_same_read_either_way(demo):
+    # Rebuilding a past bucket finds the latest points in the series, not the table.
+    first = Judgement.objects.order_by("created_at").first().created_at
+    as_of = first + dt.timedelta(days=3)
+    spec = project_spec(demo)
+    result_list = demo.result_lists.first()
+    stored = MetricPoint.objects.get(
+        result_list=result_list, query=None, as_of=bucket_end(as_of, "day")
+    )
+
+    again = services.overall_point(result_list, spec, as_of=stored.as_of)
+
+    fields = ["value", "judged", "retrieved", "judgements", "queries", "zero_idcg", "ci_low"]
+    assert [getattr(again, f) for f in fields] == [getattr(stored, f) for f in fields]
+    assert again.value == pytest.approx(mean_of_latest(result_list, spec, stored.as_of), 1e-12)

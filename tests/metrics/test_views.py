@@ -131,7 +131,7 @@ def test_changing_k_changes_the_numbers_and_their_label(client, analyst, shop):
     at_one = client.get(url, {"k": 1, "gain": "linear"})
 
     assert "NDCG@1 · gain linear (rel)" in text_of(at_one)
-    means = [page.context["data"].summaries[0].evaluation.mean for page in (at_ten, at_one)]
+    means = [page.context["data"].summaries[0].mean for page in (at_ten, at_one)]
     assert means[0] != means[1]
 
 
@@ -149,7 +149,7 @@ def test_the_overview_as_of_a_moment_shows_the_values_of_then(client, analyst, s
     now = client.get(url)
 
     assert "as of 2026-11-03 12:00:00 UTC" in text_of(then)
-    means = [page.context["data"].summaries[1].evaluation.mean for page in (then, now)]
+    means = [page.context["data"].summaries[1].mean for page in (then, now)]
     assert means[0] != means[1]
 
 
