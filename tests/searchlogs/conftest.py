@@ -2,6 +2,7 @@ import json
 
 import pytest
 
+from tests.api.conftest import _fresh_throttles, client_as  # noqa: F401  (fixtures)
 from tests.factories import QueryFactory
 
 # Personas as in tests/conftest.py: charlie (analyst) may ingest logs and read the
