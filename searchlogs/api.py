@@ -71,6 +71,10 @@ class MetricsParams(serializers.Serializer):
         help_text="Seconds of dwell for a successful click; default: the project's (10).",
     )
 
+    query = serializers.IntegerField(
+        required=False, default=None, help_text="Only this query's rows (grouping by query)."
+    )
+
     def validate_success_dwell(self, value):
         if value is not None and not math.isfinite(value):
             raise serializers.ValidationError("Must be a finite number of seconds.")
@@ -133,6 +137,8 @@ def _metrics(request, slug):
     rows, dwell = dashboards.online_metrics_of(
         project, by=GROUPINGS[params["by"]], success_dwell=params["success_dwell"]
     )
+    if params["query"] is not None:
+        rows = [row for row in rows if row.query_id == params["query"]]
     return project, params, rows, dwell
 
 

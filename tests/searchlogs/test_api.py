@@ -126,6 +126,18 @@ def test_the_csv_export_has_the_same_figures(charlie, queries):
     assert tent["success_dwell"] == "10.0"
 
 
+def test_the_export_of_one_query(charlie, queries):
+    send(charlie, jsonl(*WORKED_LOG))
+    pegs = queries["tent pegs"].pk
+
+    response = charlie.get(EXPORT, {"by": "day_query", "query": pegs})
+
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert [(row["query"], row["impressions"], row["clicks"]) for row in rows] == [
+        (str(pegs), "1", "1")
+    ]
+
+
 def test_an_unknown_project_is_a_404_in_the_error_shape(charlie):
     response = charlie.get("/api/projects/nope/search-log/metrics/")
 
