@@ -12,56 +12,49 @@ from searchlogs.models import SearchEvent
 DEFAULT_SUCCESS_DWELL = 10.0
 Kind = SearchEvent.Kind
 
-# Session ids and document ids become 51-bit hashes, exact in the float64 columns
-# some callers build; a collision needs ~10^7 sessions to reach even 10^-2 odds
-# within one project, and would merge two sessions, not lose events.
+# Session, document and event ids become 51-bit hashes (exact in float64 too); a
+# collision needs ~10^7 ids to reach even 10^-2 odds within one project, and would
+# merge two sessions or two clicks' dwells, not lose events. Dwells are joined to
+# their clicks in numpy rather than in SQL: a join's plan depends on table
+# statistics, which lag behind a large batch just stored.
 _EVENTS_SQL = """
-SELECT hashtextextended(e.session_id, 0) >> 13, extract(epoch FROM e.at)::float8, e.kind,
-       coalesce(e.query_id, -1), e.answered, hashtextextended(e.document, 0) >> 13,
-       coalesce(d.dwell, 'NaN'::float8)
-FROM searchlogs_searchevent e
-LEFT JOIN (
-    SELECT click_event_id,
-           max(CASE WHEN end_of_session THEN 'Infinity'::float8 ELSE dwell_seconds END) AS dwell
-    FROM searchlogs_searchevent WHERE project_id = {project} AND kind = {dwell}
-    GROUP BY click_event_id
-) d ON e.kind = {click} AND d.click_event_id = e.event_id
-WHERE e.project_id = {project} AND e.kind IN ({impression}, {click})
+SELECT hashtextextended(session_id, 0) >> 13, extract(epoch FROM at)::float8, kind,
+       coalesce(query_id, -1), answered, hashtextextended(document, 0) >> 13,
+       hashtextextended(event_id, 0) >> 13
+FROM searchlogs_searchevent WHERE project_id = %s AND kind IN (%s, %s)
 """
-# COPY's binary format: a fixed-size row of (field count, then length and value per
-# field), big-endian, since no column above is ever NULL.
-_ROW = np.dtype(
-    [("fields", ">i2")]
-    + [
-        item
-        for name, kind in (
-            ("session", ">i8"),
-            ("time", ">f8"),
-            ("kind", ">i2"),
-            ("query", ">i8"),
-            ("answered", "u1"),
-            ("document", ">i8"),
-            ("dwell", ">f8"),
-        )
-        for item in ((f"{name}_length", ">i4"), (name, kind))
-    ]
-)
-_HEADER, _TRAILER = 19, 2
+_DWELLS_SQL = """
+SELECT hashtextextended(click_event_id, 0) >> 13,
+       CASE WHEN end_of_session THEN 'Infinity'::float8 ELSE dwell_seconds END
+FROM searchlogs_searchevent WHERE project_id = %s AND kind = %s
+"""
+
+
+def _binary_rows(sql: str, params: list, fields: list[tuple[str, str]]) -> np.ndarray:
+    """Rows of ``sql`` through COPY's binary format: a fixed-size record per row
+    (field count, then length and value per field, big-endian), as no field is NULL."""
+    layout = [("fields", ">i2")]
+    for name, kind in fields:
+        layout += [(f"{name}_length", ">i4"), (name, kind)]
+    buffer = io.BytesIO()
+    with connection.cursor() as cursor:
+        statement = cursor.mogrify(sql, params).decode()
+        cursor.cursor.copy_expert(f"COPY ({statement}) TO STDOUT WITH (FORMAT binary)", buffer)
+    return np.frombuffer(buffer.getbuffer()[19:-2], dtype=np.dtype(layout))
 
 
 def search_events(project: Project) -> SearchEvents:
     """The project's impressions and clicks, each click with its dwell (the longest
     recorded; ``inf`` for the end-of-session marker, ``nan`` if none)."""
-    sql = _EVENTS_SQL.format(
-        project=int(project.pk),
-        impression=Kind.IMPRESSION,
-        click=Kind.CLICK,
-        dwell=Kind.DWELL,
+    rows = _binary_rows(
+        _EVENTS_SQL,
+        [project.pk, Kind.IMPRESSION, Kind.CLICK],
+        [("session", ">i8"), ("time", ">f8"), ("kind", ">i2"), ("query", ">i8"),
+         ("answered", "u1"), ("document", ">i8"), ("event", ">i8")],
+    )  # fmt: skip
+    dwells = _binary_rows(
+        _DWELLS_SQL, [project.pk, Kind.DWELL], [("click", ">i8"), ("seconds", ">f8")]
     )
-    buffer = io.BytesIO()
-    with connection.cursor() as cursor:
-        cursor.cursor.copy_expert(f"COPY ({sql}) TO STDOUT WITH (FORMAT binary)", buffer)
-    rows = np.frombuffer(buffer.getbuffer()[_HEADER:-_TRAILER], dtype=_ROW)
     return SearchEvents(
         session=rows["session"].astype(np.int64),
         time=rows["time"].astype(np.float64),
@@ -69,8 +62,24 @@ def search_events(project: Project) -> SearchEvents:
         query=rows["query"].astype(np.int64),
         answered=rows["answered"].astype(bool),
         document=rows["document"].astype(np.int64),
-        dwell=rows["dwell"].astype(np.float64),
+        dwell=_longest_dwell(rows["event"].astype(np.int64), dwells),
     )
+
+
+def _longest_dwell(events: np.ndarray, dwells: np.ndarray) -> np.ndarray:
+    """Per event, the longest dwell recorded for it (nan if none)."""
+    result = np.full(len(events), np.nan)
+    if not len(dwells):
+        return result
+    clicks, seconds = dwells["click"].astype(np.int64), dwells["seconds"].astype(np.float64)
+    order = np.argsort(clicks, kind="stable")
+    clicks, seconds = clicks[order], seconds[order]
+    starts = np.flatnonzero(np.r_[True, clicks[1:] != clicks[:-1]])
+    keys, longest = clicks[starts], np.maximum.reduceat(seconds, starts)
+    at = np.minimum(np.searchsorted(keys, events), len(keys) - 1)
+    found = keys[at] == events
+    result[found] = longest[at[found]]
+    return result
 
 
 def success_dwell_of(project: Project) -> float:

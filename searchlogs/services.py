@@ -175,12 +175,20 @@ class _Batch:
 
 
 def _copy_line(project_id: int, row: EventRow, query_key: str, query_id: int | None) -> str:
-    values = (
-        project_id, row.event_id, row.kind, row.session, row.at, row.query_text, query_key,
-        query_id, json.dumps(row.documents), row.answered, row.document, row.rank, row.click,
-        row.dwell, row.end_of_session,
-    )  # fmt: skip
-    return "\t".join(map(_copy_value, values)) + "\n"
+    """The row in COPY's text format, in the order of COLUMNS."""
+    documents = _text(json.dumps(row.documents)) if row.documents else "[]"
+    return (
+        f"{project_id}\t{_text(row.event_id)}\t{row.kind}\t{_text(row.session)}\t"
+        f"{row.at.isoformat()}\t{_text(row.query_text)}\t{_text(query_key)}\t"
+        f"{_copy_value(query_id)}\t{documents}\t{'t' if row.answered else 'f'}\t"
+        f"{_text(row.document)}\t{_copy_value(row.rank)}\t{_text(row.click)}\t"
+        f"{_copy_value(row.dwell)}\t{'t' if row.end_of_session else 'f'}\n"
+    )
+
+
+def _text(value: str) -> str:
+    # Most texts need no escaping; checking is several times faster than escaping.
+    return value if value.isprintable() and "\\" not in value else _copy_value(value)
 
 
 def _stored_first_pages(project: Project, sessions: set[str]) -> dict[str, float]:

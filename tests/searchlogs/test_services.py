@@ -147,3 +147,20 @@ def test_a_dwell_must_belong_to_its_clicks_session_and_come_after_it(queries):
 
 def test_an_empty_batch_is_refused(queries):
     assert rejected(queries["tent"].project, b"\n\n") == [(None, None)]
+
+
+def test_texts_with_tabs_backslashes_and_quotes_are_stored_as_sent(queries):
+    project = queries["tent"].project
+    text, document = 'tent\\pegs\t"2 person"', 'SKU\\"\u20287'
+
+    ingest(
+        project,
+        impression("e1", "s\t1", "2026-11-20T10:00:00Z", text, results=[document]),
+        click("e2", "s\t1", "2026-11-20T10:00:01Z", document),
+    )
+
+    page, chosen = SearchEvent.objects.order_by("event_id")
+    assert (page.query_text, page.query_key, page.session_id) == (
+        text, 'tent\\pegs "2 person"', "s\t1",
+    )  # fmt: skip
+    assert page.documents == [document] and chosen.document == document
