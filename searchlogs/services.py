@@ -11,6 +11,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from django.db import connection, transaction
 
@@ -89,6 +90,16 @@ def search_log_ingest(*, project: Project, upload: Iterable[bytes]) -> IngestRes
     return batch.result(created)
 
 
+class _Pending(NamedTuple):
+    """What the order checks need of a click or dwell (a fraction of its row's memory)."""
+
+    kind: int
+    line: int
+    session: str
+    moment: float
+    click: str
+
+
 class _Batch:
     """Turns rows into COPY lines and remembers what the whole-batch checks need."""
 
@@ -100,7 +111,7 @@ class _Batch:
         self.unmatched: Counter[str] = Counter()
         self.first_page: dict[str, float] = {}  # session -> earliest impression
         self.clicks: dict[str, tuple[str, float]] = {}  # click id -> (session, time)
-        self.to_check: list[EventRow] = []
+        self.to_check: list[_Pending] = []
         self.rows = 0
 
     def take(self, row: EventRow) -> str:
@@ -120,7 +131,7 @@ class _Batch:
         else:
             if row.kind == Kind.CLICK:
                 self.clicks[row.event_id] = (row.session, moment)
-            self.to_check.append(row)
+            self.to_check.append(_Pending(row.kind, row.line, row.session, moment, row.click))
         return _copy_line(self.project.pk, row, query_key, query_id)
 
     def order_errors(self) -> list[LineError]:
@@ -134,15 +145,15 @@ class _Batch:
         errors += [error for row in dwells if (error := self._dwell_error(row, stored_clicks))]
         return sorted(errors, key=lambda error: error.line)
 
-    def _sessions_to_look_up(self, clicks: list[EventRow]) -> set[str]:
+    def _sessions_to_look_up(self, clicks: list["_Pending"]) -> set[str]:
         return {
             row.session
             for row in clicks
-            if self.first_page.get(row.session, float("inf")) > row.at.timestamp()
+            if self.first_page.get(row.session, float("inf")) > row.moment
         }
 
-    def _click_error(self, row: EventRow, stored: dict[str, float]) -> LineError | None:
-        moment = row.at.timestamp()
+    def _click_error(self, row: "_Pending", stored: dict[str, float]) -> LineError | None:
+        moment = row.moment
         earliest = min(
             self.first_page.get(row.session, moment + 1), stored.get(row.session, moment + 1)
         )
@@ -151,7 +162,7 @@ class _Batch:
         message = f'No results page of session "{row.session}" at or before this click.'
         return LineError(row.line, "session", message)
 
-    def _dwell_error(self, row: EventRow, stored) -> LineError | None:
+    def _dwell_error(self, row: "_Pending", stored) -> LineError | None:
         found = self.clicks.get(row.click) or stored.get(row.click)
         if found is None:
             return LineError(row.line, "click", f'No click "{row.click}" in this batch or stored.')
@@ -159,7 +170,7 @@ class _Batch:
         if session != row.session:
             message = f'Click "{row.click}" belongs to session "{session}", not "{row.session}".'
             return LineError(row.line, "click", message)
-        if row.at.timestamp() < moment:
+        if row.moment < moment:
             return LineError(row.line, "time", f'is before click "{row.click}".')
         return None
 
