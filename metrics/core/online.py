@@ -251,7 +251,10 @@ def session_outcomes(events: SearchEvents, *, success_dwell: float = 10.0) -> Se
     >>> float(outcome.queries_to_success[0])
     2.0
     """
-    log = _Log(events, success_dwell)
+    return _outcomes(_Log(events, success_dwell))
+
+
+def _outcomes(log: _Log) -> SessionOutcomes:
     keep = log.first_impression < log.n
     first_impression, first_success = log.first_impression[keep], log.first_success[keep]
     successful = first_success < log.n
@@ -306,7 +309,7 @@ def online_metrics(
     if not set(by) <= {"day", "query"} or not by:
         raise ValueError(f'by must name "day" and/or "query", not {by!r}.')
     log = _Log(events, success_dwell)
-    outcomes = session_outcomes(events, success_dwell=success_dwell)
+    outcomes = _outcomes(log)
     row_day = log.session_day[log.row_session] if log.n else np.zeros(0, np.int64)
     row_query = np.where(log.page >= 0, log.query[np.maximum(log.page, 0)], UNMATCHED)
     grouping = _Grouping(by)
