@@ -4,12 +4,14 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
 import numpy as np
+from django.core.cache import cache
 
 from judgements.models import Project, Query
 from metrics.core.online import UNMATCHED, OnlineTable, online_metrics
 from searchlogs import selectors
 
 EPOCH = date(1970, 1, 1)
+CACHE_SECONDS = 24 * 3600
 COLUMNS = (
     "impressions", "clicks", "ctr", "sessions", "successful_sessions", "success_rate",
     "zero_click_successes", "seconds_to_success", "queries_to_success",
@@ -74,9 +76,18 @@ def _milliseconds(day: date) -> int:
 
 
 def online_metrics_of(project: Project, *, by=("day",), success_dwell: float | None = None):
-    """The project's online metrics grouped ``by`` day and/or query, as rows."""
+    """The project's online metrics grouped ``by`` day and/or query, as rows.
+
+    The table is cached under the log's version, which every stored batch raises:
+    events are never changed or deleted otherwise, so a cached table is never stale.
+    """
     dwell = selectors.success_dwell_of(project) if success_dwell is None else success_dwell
-    table = online_metrics(selectors.search_events(project), by=by, success_dwell=dwell)
+    version = selectors.log_version(project)
+    key = f"searchlogs:online:{project.pk}:{version}:{'+'.join(by)}:{dwell!r}"
+    table = cache.get(key)
+    if table is None:
+        table = online_metrics(selectors.search_events(project), by=by, success_dwell=dwell)
+        cache.set(key, table, CACHE_SECONDS)
     return table_rows(table), dwell
 
 

@@ -67,3 +67,16 @@ class SearchLogSettings(models.Model):
 
     def __str__(self) -> str:
         return f"Search log settings of {self.project}"
+
+
+class SearchLogState(models.Model):
+    """A project's log version: raised by every batch that stores an event, so that
+    figures computed from the log can be cached under it (searchlogs.dashboards)."""
+
+    project = models.OneToOneField(
+        Project, on_delete=models.CASCADE, related_name="search_log_state"
+    )
+    version = models.PositiveBigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"Search log of {self.project}, version {self.version}"

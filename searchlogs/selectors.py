@@ -7,7 +7,7 @@ from django.db import connection
 
 from judgements.models import Project
 from metrics.core.online import SearchEvents
-from searchlogs.models import SearchEvent
+from searchlogs.models import SearchEvent, SearchLogState
 
 DEFAULT_SUCCESS_DWELL = 10.0
 Kind = SearchEvent.Kind
@@ -99,3 +99,9 @@ def unmatched_queries(project: Project, *, limit: int = 10) -> tuple[int, list[t
         )
         rows = cursor.fetchall()
     return (int(rows[0][2]) if rows else 0), [(text, count) for text, count, _ in rows]
+
+
+def log_version(project: Project) -> int:
+    """Raised by every batch that stores an event; 0 for a project without a log."""
+    state = SearchLogState.objects.filter(project=project).values_list("version", flat=True)
+    return next(iter(state), 0)

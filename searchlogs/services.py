@@ -87,6 +87,8 @@ def search_log_ingest(*, project: Project, upload: Iterable[bytes]) -> IngestRes
     errors.raise_if_any()
     staging.copy(pending)
     created = _insert_new(staging)
+    if created:
+        _raise_version(project)
     return batch.result(created)
 
 
@@ -200,6 +202,15 @@ def _copy_line(project_id: int, row: EventRow, query_key: str, query_id: int | N
 def _text(value: str) -> str:
     # Most texts need no escaping; checking is several times faster than escaping.
     return value if value.isprintable() and "\\" not in value else _copy_value(value)
+
+
+def _raise_version(project: Project) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO searchlogs_searchlogstate AS state (project_id, version) VALUES (%s, 1)"
+            " ON CONFLICT (project_id) DO UPDATE SET version = state.version + 1",
+            [project.pk],
+        )
 
 
 def _stored_first_pages(project: Project, sessions: set[str]) -> dict[str, float]:

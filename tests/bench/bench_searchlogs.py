@@ -17,7 +17,9 @@ It times, in one process and printing every figure with the load average:
 4. the daily metrics: reading the events from PostgreSQL, then
    ``metrics.core.online.online_metrics`` by day, by query, by day and query;
 5. the overview page's server time (Django's test ``Client``, in-process, after a
-   warm-up), and the online panel's own share (``online_overview`` alone).
+   warm-up): with the online figures computed (cache cleared before each run), their
+   own share (``online_overview`` alone), with them cached (as between two batches),
+   and, as the peer, the same page without the panel.
 """
 
 import argparse
@@ -29,6 +31,7 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from unittest import mock
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPOSITORY))
@@ -40,6 +43,7 @@ django.setup()
 
 import numpy as np  # noqa: E402
 from django.contrib.auth.models import Group, User  # noqa: E402
+from django.core.cache import cache  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 from django.test import Client  # noqa: E402
@@ -64,15 +68,17 @@ def main() -> int:
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=3, help="timed runs of the reads")
+    parser.add_argument("--reads-only", action="store_true", help="keep the stored log")
     args = parser.parse_args()
     project = _project()
     print(_load(f"Project {SLUG}: {project.queries.count():,} queries"))
-    started = time.perf_counter()
-    log = generated_log(project, args.events, args.days, args.seed)
-    lines = log.count(b"\n")
-    print(f"Generated {lines:,} events ({len(log) / 1e6:.0f} MB of JSON Lines, seed "
-          f"{args.seed}) in {time.perf_counter() - started:.1f} s")  # fmt: skip
-    _bench_ingest(project, log, lines)
+    if not args.reads_only:
+        started = time.perf_counter()
+        log = generated_log(project, args.events, args.days, args.seed)
+        lines = log.count(b"\n")
+        print(f"Generated {lines:,} events ({len(log) / 1e6:.0f} MB of JSON Lines, seed "
+              f"{args.seed}) in {time.perf_counter() - started:.1f} s")  # fmt: skip
+        _bench_ingest(project, log, lines)
     _bench_metrics(project, args.repeat)
     _bench_page(project, args.repeat)
     return 0
@@ -217,10 +223,20 @@ def _bench_page(project: Project, repeat: int) -> None:
     url = f"/metrics/{project.slug}/"
     response = client.get(url)
     assert response.status_code == 200 and b'id="online-chart"' in response.content
-    _, page = timed(lambda: client.get(url), repeat)
-    _report("overview with the online panel", page)
-    _, panel = timed(lambda: online_overview(project), repeat)
-    _report("of which online_overview (the panel's data)", panel)
+    _, cold = timed(lambda: (cache.clear(), client.get(url)), repeat)
+    _report("overview, online figures computed", cold)
+    _, panel = timed(lambda: (cache.clear(), online_overview(project)), repeat)
+    _report("  of which online_overview", panel)
+    _, warm = timed(lambda: client.get(url), repeat)
+    _report("overview, online figures cached", warm)
+    cache.clear()
+    _, page = timed(lambda: _without_panel(client, url), repeat)
+    _report("peer: overview without the online panel", page)
+
+
+def _without_panel(client, url):
+    with mock.patch("metrics.views.online_overview", return_value=None):
+        return client.get(url)
 
 
 def _analyst() -> User:

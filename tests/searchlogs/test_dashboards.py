@@ -80,3 +80,23 @@ def test_a_project_without_a_log_has_no_rows(queries):
     panel = online_overview(queries["tent"].project)
 
     assert (panel.rows, panel.unmatched, panel.chart["days"]) == ([], 0, [])
+
+
+def test_a_new_batch_is_seen_at_once_though_figures_are_cached(logged):
+    project = logged["tent"].project
+    assert online_overview(project).rows[0].impressions == 5
+
+    later = [impression("n1", "s9", "2026-11-20T13:00:00Z", "tent")]
+    search_log_ingest(project=project, upload=[jsonl(*later)])
+
+    assert online_overview(project).rows[0].impressions == 6
+
+
+def test_a_batch_that_stores_nothing_keeps_the_version(logged):
+    from searchlogs.selectors import log_version
+
+    project = logged["tent"].project
+    before = log_version(project)
+    search_log_ingest(project=project, upload=[jsonl(*WORKED_LOG)])
+
+    assert before == 1 and log_version(project) == before
