@@ -94,7 +94,10 @@ def online_metrics_of(project: Project, *, by=("day",), success_dwell: float | N
 def online_overview(project: Project, *, success_dwell: float | None = None) -> OnlinePanel:
     """Daily figures over the whole log, and what did not match a query."""
     rows, dwell = online_metrics_of(project, success_dwell=success_dwell)
-    unmatched, texts = selectors.unmatched_queries(project)
+    key = f"searchlogs:unmatched:{project.pk}:{selectors.log_version(project)}"
+    unmatched, texts = cache.get_or_set(
+        key, lambda: selectors.unmatched_queries(project), CACHE_SECONDS
+    )
     return OnlinePanel(rows, dwell, unmatched, texts)
 
 

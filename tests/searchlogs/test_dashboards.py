@@ -86,10 +86,14 @@ def test_a_new_batch_is_seen_at_once_though_figures_are_cached(logged):
     project = logged["tent"].project
     assert online_overview(project).rows[0].impressions == 5
 
-    later = [impression("n1", "s9", "2026-11-20T13:00:00Z", "tent")]
+    later = [
+        impression("n1", "s9", "2026-11-20T13:00:00Z", "tent"),
+        impression("n2", "s9", "2026-11-20T13:00:09Z", "sleeping bag"),
+    ]
     search_log_ingest(project=project, upload=[jsonl(*later)])
 
-    assert online_overview(project).rows[0].impressions == 6
+    panel = online_overview(project)
+    assert (panel.rows[0].impressions, panel.unmatched) == (7, 3)
 
 
 def test_a_batch_that_stores_nothing_keeps_the_version(logged):
