@@ -8,6 +8,7 @@ COPY pyproject.toml README.md ./
 COPY config ./config
 COPY judgements ./judgements
 COPY metrics ./metrics
+COPY searchlogs ./searchlogs
 RUN pip install .
 
 COPY . .

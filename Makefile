@@ -40,6 +40,7 @@ bench: $(VENV)/.installed-bench
 	$(PY) tests/bench/bench_queue.py
 	$(PY) tests/bench/bench_dashboards.py
 	$(PY) tests/bench/bench_export.py
+	$(PY) tests/bench/bench_searchlogs.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "django_tasks_db",
     "judgements",
     "metrics",
+    "searchlogs",
 ]
 
 MIDDLEWARE = [

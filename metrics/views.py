@@ -13,6 +13,7 @@ from metrics import dashboards
 from metrics.dashboards.labels import parameter_line
 from metrics.dashboards.raters import disputed_pairs
 from metrics.forms import CompareForm, GradeRequestForm, MetricForm, QueryTableForm, RatersForm
+from searchlogs.dashboards import online_for_query, online_overview
 
 
 def _page(request, template, form, build, **context):
@@ -41,7 +42,8 @@ def overview(request, slug):
     def build(form):
         return dashboards.project_overview(project, form.spec, as_of=form.moment)
 
-    return _page(request, "metrics/overview.html", form, build, project=project)
+    online = online_overview(project)
+    return _page(request, "metrics/overview.html", form, build, project=project, online=online)
 
 
 @role_required(Role.ANALYST)
@@ -76,6 +78,7 @@ def query_detail(request, slug, result_list_id, query_id):
         return dashboards.query_detail(project, result_list, query, form.spec, as_of=form.moment)
 
     context = {"project": project, "result_list": result_list, "query": query}
+    context["online"] = online_for_query(project, query)
     return _page(request, "metrics/query_detail.html", form, build, **context)
 
 

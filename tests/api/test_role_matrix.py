@@ -48,6 +48,20 @@ def endpoints(project, result_list, query, document):
         ("judgements-export", "GET", f"/api/projects/{slug}/judgements/export/", None),
         ("grades-export", "GET", f"/api/projects/{slug}/grades/export/", None),
         ("consensus-export", "GET", f"/api/projects/{slug}/consensus/export/", None),
+        (
+            "search-log-import",
+            "POST",
+            f"/api/projects/{slug}/search-log/import/",
+            '{"type": "impression", "id": "e1", "session": "s1", '
+            '"time": "2026-11-20T10:00:00Z", "query": "tent"}\n',
+        ),
+        ("search-log-metrics", "GET", f"/api/projects/{slug}/search-log/metrics/", None),
+        (
+            "search-log-metrics-export",
+            "GET",
+            f"/api/projects/{slug}/search-log/metrics/export/",
+            None,
+        ),
     ]
 
 
@@ -89,7 +103,8 @@ NAMES = [
     "projects", "project", "queries", "queries-import", "documents", "documents-import",
     "result-lists", "result-lists-import", "result-list", "hits", "result-list-export",
     "judgements", "judgement-create", "next", "grades", "consensus", "judgements-import",
-    "judgements-export", "grades-export", "consensus-export",
+    "judgements-export", "grades-export", "consensus-export", "search-log-import",
+    "search-log-metrics", "search-log-metrics-export",
 ]  # fmt: skip
 
 

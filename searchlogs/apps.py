@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class SearchlogsConfig(AppConfig):
+    name = "searchlogs"
+    verbose_name = "Search logs"

@@ -1,0 +1,70 @@
+// Chart of templates/searchlogs/_online_panel.html: daily click-through and success
+// rates with the page's mean NDCG lines, and the NDCG chart set to the same time axis.
+(function () {
+  "use strict";
+  const canvas = document.getElementById("online-chart");
+  const online = JSON.parse(document.getElementById("online-data").textContent);
+  const source = document.getElementById(canvas.dataset.ndcg);
+  const ndcg = source ? JSON.parse(source.textContent) : {};
+  // The overview holds one line per result list; the query detail one line.
+  const lines = ndcg.series || (ndcg.points ? [ndcg] : []);
+  const day = (ms) => new Date(ms).toISOString().slice(0, 10);
+  const three = (value) => (value === null ? "—" : value.toFixed(3));
+  const palette = ["#2563eb", "#15803d", "#b45309", "#7c3aed", "#be123c", "#0f766e"];
+  const points = (ys) => online.days.map((x, i) => ({ x, y: ys[i] }));
+
+  const xs = online.days.concat(...lines.map((line) => line.points.map(([x]) => x)));
+  const half = 43200000;
+  const range = { min: Math.min(...xs) - half, max: Math.max(...xs) + half };
+
+  const datasets = [
+    { label: "click-through rate", data: points(online.ctr), color: "#0f172a" },
+    { label: "successful sessions", data: points(online.success_rate), color: "#be123c" },
+  ].map((set) => ({
+    label: set.label,
+    data: set.data,
+    borderColor: set.color,
+    backgroundColor: set.color,
+    pointRadius: 3,
+    tension: 0,
+  }));
+  lines.forEach((line, i) =>
+    datasets.push({
+      label: `NDCG: ${line.label}`,
+      data: line.points.map(([x, y]) => ({ x, y })),
+      borderColor: palette[i % palette.length],
+      backgroundColor: palette[i % palette.length],
+      borderDash: [6, 4],
+      pointRadius: 1,
+      tension: 0,
+    }),
+  );
+
+  new Chart(canvas, {
+    type: "line",
+    data: { datasets },
+    options: {
+      animation: false,
+      maintainAspectRatio: false,
+      spanGaps: false,
+      scales: {
+        x: { type: "linear", ...range, ticks: { callback: day, maxTicksLimit: 8 } },
+        y: { suggestedMin: 0, suggestedMax: 1, title: { display: true, text: "rate / mean NDCG" } },
+      },
+      plugins: {
+        tooltip: {
+          callbacks: {
+            title: (items) => day(items[0].parsed.x),
+            label: (item) => `${item.dataset.label}: ${three(item.parsed.y)}`,
+          },
+        },
+      },
+    },
+  });
+
+  const other = Chart.getChart(document.getElementById(canvas.dataset.ndcgChart));
+  if (other) {
+    Object.assign(other.options.scales.x, range);
+    other.update();
+  }
+})();

@@ -1,0 +1,249 @@
+"""Benchmark the search log: ingest of 1M events, the daily metrics, the overview's panel.
+
+Run as ``.venv/bin/python tests/bench/bench_searchlogs.py`` (not a pytest test). It
+sets Django up itself and uses the development database (or ``DATABASE_URL``). The
+project ``bench-searchlog`` is built first if it is missing, with ``generate_load
+--queries 2000 --hits-per-query 10 --judgements 20000``; its search log is replaced
+on every run.
+
+It times, in one process and printing every figure with the load average:
+
+1. generating the log (a fixed seed: equal bytes on every run), not part of a figure;
+2. ``searchlogs.services.search_log_ingest``, the service the API and the command
+   call, over the whole log as one batch: events per second, with parsing alone
+   timed too; and, as the ceiling, a raw ``COPY`` of the very same rows into a
+   table like the events table (same columns and indexes), no parsing or checks;
+3. sending the same batch again (every event skipped by id);
+4. the daily metrics: reading the events from PostgreSQL, then
+   ``metrics.core.online.online_metrics`` by day, by query, by day and query;
+5. the overview page's server time (Django's test ``Client``, in-process, after a
+   warm-up): with the online figures computed (cache cleared before each run), their
+   own share (``online_overview`` alone), with them cached (as between two batches),
+   and, as the peer, the same page without the panel.
+"""
+
+import argparse
+import io
+import json
+import os
+import statistics
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from unittest import mock
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPOSITORY))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+import numpy as np  # noqa: E402
+from django.contrib.auth.models import Group, User  # noqa: E402
+from django.core.cache import cache  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
+from django.test import Client  # noqa: E402
+
+from judgements.models import Project  # noqa: E402
+from metrics.core.online import online_metrics  # noqa: E402
+from searchlogs import selectors  # noqa: E402
+from searchlogs.dashboards import online_overview  # noqa: E402
+from searchlogs.matching import normalised, query_keys  # noqa: E402
+from searchlogs.parsing import search_log_jsonl  # noqa: E402
+from searchlogs.services import COLUMNS, _copy_line, search_log_ingest  # noqa: E402
+
+SLUG = "bench-searchlog"
+BENCH_USER = "bench_analyst"
+START = datetime(2026, 10, 1, tzinfo=UTC).timestamp()
+CHUNK = 1 << 20
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--days", type=int, default=30)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs of the reads")
+    parser.add_argument("--reads-only", action="store_true", help="keep the stored log")
+    args = parser.parse_args()
+    project = _project()
+    print(_load(f"Project {SLUG}: {project.queries.count():,} queries"))
+    if not args.reads_only:
+        started = time.perf_counter()
+        log = generated_log(project, args.events, args.days, args.seed)
+        lines = log.count(b"\n")
+        print(f"Generated {lines:,} events ({len(log) / 1e6:.0f} MB of JSON Lines, seed "
+              f"{args.seed}) in {time.perf_counter() - started:.1f} s")  # fmt: skip
+        _bench_ingest(project, log, lines)
+    _bench_metrics(project, args.repeat)
+    _bench_page(project, args.repeat)
+    return 0
+
+
+def _load(text: str) -> str:
+    loads = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    return f"{text}; load average {loads} on {os.cpu_count()} CPUs"
+
+
+def _project() -> Project:
+    project = Project.objects.filter(slug=SLUG).first()
+    if project is None:
+        print(f"{SLUG} is missing: building it ...")
+        call_command(
+            "generate_load", queries=2000, hits_per_query=10, judgements=20_000, slug=SLUG
+        )
+        project = Project.objects.get(slug=SLUG)
+    return project
+
+
+def generated_log(project: Project, events: int, days: int, seed: int) -> bytes:
+    """About ``events`` events: sessions of 1-4 pages, clicks by rank, a dwell per click."""
+    rng = np.random.default_rng(seed)
+    texts = sorted(project.queries.values_list("text", flat=True))
+    texts += [f"unknown query {n}" for n in range(max(len(texts) // 30, 1))]
+    out, count, session = io.StringIO(), 0, 0
+    while count < events:
+        session += 1
+        count += _session(out, rng, session, texts, days)
+    return out.getvalue().encode()
+
+
+def _session(out, rng, session: int, texts: list[str], days: int) -> int:
+    moment = START + rng.integers(0, days * 86_400)
+    written = 0
+    for page in range(int(rng.integers(1, 5))):
+        text = texts[int(rng.integers(len(texts)))]
+        page_id = f"s{session}p{page}"
+        answered = "true" if rng.random() < 0.05 else "false"
+        results = f'["D{page}1", "D{page}2", "D{page}3"]'
+        out.write(f'{{"type": "impression", "id": "{page_id}", "session": "s{session}", '
+                  f'"time": "{_iso(moment)}", "query": {json.dumps(text)}, '
+                  f'"results": {results}, "answered": {answered}}}\n')  # fmt: skip
+        written += 1
+        for rank in np.flatnonzero(rng.random(3) < np.array([0.4, 0.2, 0.1])) + 1:
+            moment += float(rng.integers(1, 10))
+            click = f"{page_id}c{rank}"
+            out.write(f'{{"type": "click", "id": "{click}", "session": "s{session}", '
+                      f'"time": "{_iso(moment)}", "document": "D{page}{rank}", '
+                      f'"rank": {rank}}}\n')  # fmt: skip
+            seconds = round(float(rng.exponential(20)), 1)
+            moment += seconds
+            out.write(f'{{"type": "dwell", "id": "{click}d", "session": "s{session}", '
+                      f'"time": "{_iso(moment)}", "click": "{click}", '
+                      f'"seconds": {seconds}}}\n')  # fmt: skip
+            written += 2
+        moment += float(rng.integers(5, 60))
+    return written
+
+
+def _iso(seconds: float) -> str:
+    return datetime.fromtimestamp(round(seconds, 3), UTC).isoformat()
+
+
+def _chunks(data: bytes):
+    return (data[start : start + CHUNK] for start in range(0, len(data), CHUNK))
+
+
+def _bench_ingest(project: Project, log: bytes, lines: int) -> None:
+    print("\n== Ingest (one batch, one transaction) ==")
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM searchlogs_searchevent WHERE project_id = %s", [project.pk])
+    started = time.perf_counter()
+    parsed = sum(1 for _ in search_log_jsonl(_chunks(log)))
+    parse = time.perf_counter() - started
+    print(_load(f"  parsing alone          {parse:6.1f} s  {parsed / parse:9,.0f} events/s"))
+    started = time.perf_counter()
+    result = search_log_ingest(project=project, upload=_chunks(log))
+    ingest = time.perf_counter() - started
+    assert result.created == lines, result
+    print(_load(f"  search_log_ingest      {ingest:6.1f} s  {lines / ingest:9,.0f} events/s"))
+    print(f"  ({result.kinds}; {result.unmatched:,} pages matched no query)")
+    copy_seconds = _raw_copy(project, log)
+    rate = lines / copy_seconds
+    print(_load(f"  peer: raw COPY         {copy_seconds:6.1f} s  {rate:9,.0f} events/s"))
+    print("  (the same rows as search_log_ingest writes, without parsing or checks)")
+    started = time.perf_counter()
+    again = search_log_ingest(project=project, upload=_chunks(log))
+    resend = time.perf_counter() - started
+    assert again.created == 0 and again.already_stored == lines
+    print(_load(f"  the same batch again   {resend:6.1f} s  {lines / resend:9,.0f} events/s "
+                "(all skipped by id)"))  # fmt: skip
+
+
+def _raw_copy(project: Project, log: bytes) -> float:
+    """COPY the service's own rows into a table like the events table; return seconds."""
+    keys = query_keys(project.queries.values_list("id", "text"))
+    rows = []
+    for row in search_log_jsonl(_chunks(log)):
+        key = normalised(row.query_text) if row.kind == 0 else ""
+        rows.append(_copy_line(project.pk, row, key, keys.get(key)))
+    text = "".join(rows)
+    columns = ", ".join(COLUMNS)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE TEMP TABLE peer_events (LIKE searchlogs_searchevent INCLUDING ALL)"
+            " ON COMMIT DROP"
+        )
+        started = time.perf_counter()
+        cursor.cursor.copy_expert(f"COPY peer_events ({columns}) FROM STDIN", io.StringIO(text))
+        return time.perf_counter() - started
+
+
+def timed(function, repeat: int):
+    result, times = None, []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        result = function()
+        times.append(time.perf_counter() - started)
+    return result, times
+
+
+def _bench_metrics(project: Project, repeat: int) -> None:
+    print(f"\n== Daily metrics (best and median of {repeat}) ==")
+    events, read = timed(lambda: selectors.search_events(project), repeat)
+    _report(f"read {len(events):,} events", read)
+    for by in (("day",), ("query",), ("day", "query")):
+        table, times = timed(lambda by=by: online_metrics(events, by=by), repeat)
+        _report(f"online_metrics by {'+'.join(by)} ({len(table):,} rows)", times)
+
+
+def _report(name: str, times: list[float]) -> None:
+    best, median = min(times) * 1000, statistics.median(times) * 1000
+    print(_load(f"  {name:42} best {best:8.1f} ms, median {median:8.1f} ms"))
+
+
+def _bench_page(project: Project, repeat: int) -> None:
+    print(f"\n== Overview page (server time in-process, warm-up then {repeat} runs) ==")
+    client = Client(HTTP_HOST="localhost")
+    client.force_login(_analyst())
+    url = f"/metrics/{project.slug}/"
+    response = client.get(url)
+    assert response.status_code == 200 and b'id="online-chart"' in response.content
+    _, cold = timed(lambda: (cache.clear(), client.get(url)), repeat)
+    _report("overview, online figures computed", cold)
+    _, panel = timed(lambda: (cache.clear(), online_overview(project)), repeat)
+    _report("  of which online_overview", panel)
+    _, warm = timed(lambda: client.get(url), repeat)
+    _report("overview, online figures cached", warm)
+    cache.clear()
+    _, page = timed(lambda: _without_panel(client, url), repeat)
+    _report("peer: overview without the online panel", page)
+
+
+def _without_panel(client, url):
+    with mock.patch("metrics.views.online_overview", return_value=None):
+        return client.get(url)
+
+
+def _analyst() -> User:
+    user, _ = User.objects.get_or_create(username=BENCH_USER)
+    user.groups.add(Group.objects.get(name="analyst"))
+    return user
+
+
+if __name__ == "__main__":
+    sys.exit(main())
