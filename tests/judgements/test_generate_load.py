@@ -72,3 +72,35 @@ def test_candidates_of_a_query_are_distinct_documents():
 def test_a_zero_size_is_refused_with_the_option_named(db):
     with pytest.raises(CommandError, match="--queries must be at least 1"):
         generate(queries=0)
+
+
+def test_replacing_a_project_removes_the_rows_other_apps_keep_for_it(db, django_user_model):
+    from metrics.models import LatestMetricPoint, MetricPoint, StaleQuery
+    from metrics.services import metrics_refresh
+    from searchlogs.models import SearchEvent
+    from searchlogs.services import search_log_ingest
+    from tests.searchlogs.conftest import impression, jsonl
+
+    first = generate()
+    metrics_refresh(project=first)
+    query = first.queries.order_by("pk").first()
+    StaleQuery.objects.create(query=query)
+    first.raters.add(django_user_model.objects.create(username="restricted"))
+    search_log_ingest(
+        project=first, upload=[jsonl(impression("e1", "s1", "2026-11-20T10:00:00Z", query.text))]
+    )
+    assert MetricPoint.objects.exists() and LatestMetricPoint.objects.exists()
+    assert SearchEvent.objects.filter(query=query).exists()
+    # Ids, not joins: a join to a deleted row would hide the rows left behind.
+    lists = list(first.result_lists.values_list("pk", flat=True))
+    queries = list(first.queries.values_list("pk", flat=True))
+
+    second = generate(seed=1)
+
+    assert second.pk != first.pk
+    for model in (MetricPoint, LatestMetricPoint):
+        assert not model.objects.filter(result_list_id__in=lists).exists()
+        assert not model.objects.filter(query_id__in=queries).exists()
+    assert not StaleQuery.objects.filter(query_id__in=queries).exists()
+    assert not SearchEvent.objects.filter(project_id=first.pk).exists()
+    assert not Project.raters.through.objects.filter(project_id=first.pk).exists()
