@@ -2,9 +2,11 @@
 
 Run as ``.venv/bin/python tests/bench/bench_queue.py [--requests 1000]``. It is not a
 pytest test, and it works on the development database (never the test one): when the
-project "generated-load" is missing it is built first with ``generate_load --queries
-4000 --hits-per-query 100 --judgements 1000000`` (1M judgement events, and about 102k
-pool pairs: the top 10 of three result lists for each of 4,000 queries). The project
+project "generated-queue" is missing it is built first with ``generate_load --slug
+generated-queue --queries 4000 --hits-per-query 100 --judgements 1000000`` (1M judgement
+events, and about 102k pool pairs: the top 10 of three result lists for each of 4,000
+queries, the sizes the issue names). It is not the other benchmarks' "generated-load"
+(10,000 queries, 255k pool pairs), so that neither changes what the other measures. The project
 keeps the generator's ``judges_per_pair`` of 1 (``--judges-per-pair`` changes it), which
 leaves about 3.7k pairs open, enough for a run of 2,020 answers.
 
@@ -71,7 +73,7 @@ from django.utils import timezone  # noqa: E402
 from judgements.models import Judgement, Project, QueueLease  # noqa: E402
 from judgements.roles import Role  # noqa: E402
 
-SLUG = "generated-load"
+SLUG = "generated-queue"
 PAIR = re.compile(r'data-query="(\d+)" data-document="(\d+)"')
 TARGET_P95_MS = 20.0
 
@@ -80,7 +82,9 @@ def generated_project(judges_per_pair: int) -> Project:
     project = Project.objects.filter(slug=SLUG).first()
     if project is None:
         print("Building the generated project (a few minutes) ...", flush=True)
-        call_command("generate_load", queries=4_000, hits_per_query=100, judgements=1_000_000)
+        call_command(
+            "generate_load", slug=SLUG, queries=4_000, hits_per_query=100, judgements=1_000_000
+        )
         project = Project.objects.get(slug=SLUG)
     if judges_per_pair and project.judges_per_pair != judges_per_pair:
         project.judges_per_pair = judges_per_pair
