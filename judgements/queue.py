@@ -16,8 +16,8 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from judgements.models import Project, QueueLease, QueuePair, QueueRequest
-from judgements.roles import can_rate
+from judgements.models import Document, Project, Query, QueueLease, QueuePair, QueueRequest
+from judgements.roles import Role, can_rate, roles_of
 
 LEASE_DURATION = dt.timedelta(minutes=10)
 # A lease fails only when other raters' leases took the pair's last slot between the
@@ -144,10 +144,51 @@ def queue_next_pair(
         if pair_id is None:
             break
         if _lease(pair_id, rater, project):
-            return QueuePair.objects.select_related("query", "document").get(pk=pair_id)
+            return _pair_with_query_and_document(pair_id)
         passed.append(pair_id)
     QueueLease.objects.filter(rater=rater, query__project=project).delete()
     return None
+
+
+def _columns(model, alias: str) -> str:
+    return ", ".join(f"{alias}.{field.column}" for field in model._meta.concrete_fields)
+
+
+# The leased pair with its query and document, read the way select_related() would,
+# but without building the ORM query again on every pick.
+PAIR_SQL = f"""
+SELECT {_columns(QueuePair, "pair")}, {_columns(Query, "query")}, {_columns(Document, "document")}
+FROM judgements_queuepair pair
+JOIN judgements_query query ON query.id = pair.query_id
+JOIN judgements_document document ON document.id = pair.document_id
+WHERE pair.id = %s
+"""
+
+
+def _pair_with_query_and_document(pair_id: int) -> QueuePair:
+    with connection.cursor() as cursor:
+        cursor.execute(PAIR_SQL, [pair_id])
+        row = cursor.fetchone()
+    pair, query, document = _instances(row, QueuePair, Query, Document)
+    pair.query, pair.document = query, document
+    return pair
+
+
+def _instances(row: Sequence, *models) -> list:
+    """Model instances from consecutive slices of ``row``, one per model, as the ORM
+    would build them (field converters applied, e.g. JSON decoded)."""
+    instances, start = [], 0
+    for model in models:
+        fields = model._meta.concrete_fields
+        values = [
+            field.from_db_value(value, None, connection)
+            if value is not None and hasattr(field, "from_db_value")
+            else value
+            for field, value in zip(fields, row[start : start + len(fields)], strict=True)
+        ]
+        instances.append(model.from_db(connection.alias, [f.attname for f in fields], values))
+        start += len(fields)
+    return instances
 
 
 def _lock_next_open_pair(rater, project, skipped, passed) -> int | None:
@@ -230,6 +271,52 @@ def rater_progress(*, rater, project: Project) -> Progress:
 def _today() -> dt.date:
     """Today in UTC: daily counts use UTC days throughout."""
     return timezone.now().astimezone(dt.UTC).date()
+
+
+@dataclass(frozen=True)
+class RatingPage:
+    """What the rating page needs before it picks a pair, read in one statement."""
+
+    project: Project | None  # None when there is no such project or the user may not rate it.
+    roles: set[Role]
+    progress: Progress | None
+
+
+# rateable_project(), the user's roles and rater_progress() at once: the rating page
+# is loaded after every answer, and each statement is a round trip to the server. A row
+# comes back even for an unknown slug, so that the roles still decide between 403 and 404.
+RATING_PAGE_SQL = f"""
+SELECT {_columns(Project, "project")},
+    ARRAY(SELECT account_group.name FROM auth_user_groups member
+          JOIN auth_group account_group ON account_group.id = member.group_id
+          WHERE member.user_id = %(user)s) AS role_names,
+    progress.done, progress.left, progress.today
+FROM (SELECT 1) AS one
+LEFT JOIN judgements_project project
+    ON project.slug = %(slug)s
+   AND (NOT EXISTS (SELECT FROM judgements_project_raters named
+                    WHERE named.project_id = project.id)
+        OR EXISTS (SELECT FROM judgements_project_raters named
+                   WHERE named.project_id = project.id AND named.user_id = %(user)s))
+LEFT JOIN LATERAL ({RATER_PROGRESS_SQL.replace("%(project)s", "project.id")}) AS progress
+    ON project.id IS NOT NULL
+"""
+
+
+def rating_page(user, slug: str) -> RatingPage:
+    """The project ``slug`` if ``user`` (signed in) may rate it, their roles, and their
+    progress in it. The user's role cache is filled, so role checks cost no query."""
+    params = {"slug": slug, "user": user.pk, "rater": user.pk, "today": _today()}
+    with connection.cursor() as cursor:
+        cursor.execute(RATING_PAGE_SQL, params)
+        *project_values, role_names, done, left, today = cursor.fetchone()
+    if not user.is_superuser:
+        user._role_cache = {role for role in Role if role.value in role_names}
+    if project_values[0] is None:
+        return RatingPage(project=None, roles=roles_of(user), progress=None)
+    (project,) = _instances(project_values, Project)
+    progress = Progress(done=done, left=left, today=today)
+    return RatingPage(project=project, roles=roles_of(user), progress=progress)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ import markdown
 import nh3
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db.models import Count
 from django.http import Http404
@@ -34,9 +35,9 @@ from judgements.queue import (
     queue_next_pair,
     rateable_project,
     rateable_projects,
-    rater_progress,
+    rating_page,
 )
-from judgements.roles import Role, is_analyst, role_required
+from judgements.roles import Role, can_rate, is_analyst, role_required
 from judgements.services import judgement_bulk_submit, judgement_submit, judgement_undo
 
 PAGE_SIZE = 25
@@ -122,9 +123,16 @@ def _last_answer(request, project: Project) -> Judgement | None:
 # answers htmx with a fragment: neither may come back from a cache.
 @never_cache
 @vary_on_headers("HX-Request")
-@role_required(Role.RATER)
 def rate(request, slug):
-    project = _rateable_project(request, slug)
+    # role_required(Role.RATER), with the roles read by the page's first statement.
+    if not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
+    page = rating_page(request.user, slug)
+    if not can_rate(request.user):
+        raise PermissionDenied(f"This page is for the {Role.RATER} role.")
+    if page.project is None:
+        raise Http404("No such project to rate.")
+    project = page.project
     skipped = _skipped(request, project)
     pair = queue_next_pair(rater=request.user, project=project, skipped=skipped)
     partial = request.headers.get("HX-Request") == "true"
@@ -132,7 +140,7 @@ def rate(request, slug):
     ctx = {
         "project": project,
         "pair": pair,
-        "progress": rater_progress(rater=request.user, project=project),
+        "progress": page.progress,
         "last_summary": last["summary"] if last else "",
         "partial": partial,
         "is_analyst": is_analyst(request.user),

@@ -30,6 +30,32 @@
     }
   });
 
+  // A hit's image that cannot be loaded becomes a plain "no image" box rather than the
+  // browser's broken-image frame. It may fail before this script runs, so images that
+  // are already done are checked too (on load and after each htmx swap).
+  function replaceBroken(image) {
+    const box = document.createElement("div");
+    box.className = "hit-image hit-image-missing";
+    box.textContent = "Image not available";
+    image.replaceWith(box);
+  }
+  function checkImages() {
+    document.querySelectorAll("#rating img.hit-image").forEach(function (image) {
+      if (image.complete && image.naturalWidth === 0) replaceBroken(image);
+    });
+  }
+  document.addEventListener(
+    "error",
+    function (event) {
+      if (event.target.matches && event.target.matches("img.hit-image")) {
+        replaceBroken(event.target);
+      }
+    },
+    true
+  );
+  checkImages();
+  document.addEventListener("htmx:afterSwap", checkImages);
+
   // While an answer is on its way, the buttons are disabled so that a second key press
   // cannot answer the next pair by accident before it is on screen.
   document.addEventListener("htmx:beforeRequest", function () {

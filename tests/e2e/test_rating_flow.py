@@ -126,3 +126,18 @@ def test_the_rating_page_works_without_javascript(page_without_javascript, demo)
     page.wait_for_load_state()
     assert shown_pair(page) != pair
     assert web_events("rater_cai") == [(*pair, "grade", 2, "")]
+
+
+def test_an_image_that_cannot_load_is_a_plain_box_not_a_broken_frame(page, demo):
+    # Every demo image points at a shop that does not exist (and the page's requests
+    # outside the live server are aborted): make the first pair one of them.
+    demo.documents.update(image_url="https://shop.example.com/img/missing.jpg")
+    log_in(page, "rater_ann")
+    page.goto(RATE)
+    page.wait_for_selector("#rating .hit-image-missing")
+    assert page.locator("#rating img.hit-image").count() == 0
+    assert page.locator("#rating .hit-image-missing").inner_text() == "Image not available"
+    # The pair after an answer comes through htmx and is checked the same way.
+    press_and_wait(page, "1")
+    page.wait_for_selector("#rating .hit-image-missing")
+    assert page.locator("#rating img.hit-image").count() == 0

@@ -2,6 +2,8 @@ from io import StringIO
 
 from django.contrib.auth import authenticate
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from judgements.models import Document, Hit, Judgement, Project, Query, ResultList
 from judgements.roles import Role, has_role
@@ -52,3 +54,18 @@ def test_it_prints_the_demo_logins(db, capsys):
     call_command("load_demo")
     output = capsys.readouterr().out
     assert "rater_ann" in output and "analyst" in output and DEMO_PASSWORD in output
+
+
+def test_judgements_are_written_one_statement_per_query(db):
+    # The pool trigger recounts the pairs of each statement; with statistics taken while
+    # the test tables held only rolled-back rows, one statement over every demo pair was
+    # planned as nested loops and took minutes (see demo_load).
+    with CaptureQueriesContext(connection) as statements:
+        call_command("load_demo", stdout=StringIO())
+    inserts = [
+        query["sql"]
+        for query in statements.captured_queries
+        if query["sql"].startswith('INSERT INTO "judgements_judgement"')
+    ]
+    judged_queries = Judgement.objects.values("query").distinct().count()
+    assert len(inserts) == judged_queries > 1

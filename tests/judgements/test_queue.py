@@ -24,6 +24,7 @@ from judgements.queue import (
     queue_next_pair,
     rateable_projects,
     rater_progress,
+    rating_page,
 )
 from tests.factories import (
     DocumentFactory,
@@ -231,6 +232,42 @@ def test_progress_counts_done_left_and_today(project, rater, other_rater, tent, 
     # D1 and D4 are graded, D2 is can't tell (still open), D3 is done by bob.
     assert (progress.done, progress.left, progress.today) == (3, 2, 2)
     assert progress.percent == 60
+
+
+def test_the_rating_page_read_matches_the_separate_reads(project, rater, other_rater, tent, docs):
+    answer(rater, tent, docs[0])
+    answer(rater, tent, docs[1], grade=None, kind="cant_tell")
+    answer(other_rater, tent, docs[2])
+    page = rating_page(rater, project.slug)
+    assert page.project == project
+    assert page.project.scale == project.scale
+    assert page.progress == rater_progress(rater=rater, project=project)
+    assert page.roles == {"rater"}
+
+
+def test_the_rating_page_read_hides_a_project_that_names_other_raters(
+    project, rater, other_rater, tent
+):
+    project.raters.set([other_rater])
+    assert rating_page(rater, project.slug).project is None
+    assert rating_page(other_rater, project.slug).project == project
+
+
+def test_the_rating_page_read_gives_the_roles_for_an_unknown_slug(outsider, analyst):
+    assert rating_page(outsider, "no-such-project").roles == set()
+    assert rating_page(analyst, "no-such-project").roles == {"analyst"}
+    assert rating_page(analyst, "no-such-project").project is None
+
+
+def test_the_picked_pair_comes_with_its_query_and_document(project, rater, tent, docs):
+    docs[0].fields = {"brand": "Ridgeline", "weight_g": 1200}
+    docs[0].save()
+    pair = queue_next_pair(rater=rater, project=project)
+    with CaptureQueriesContext(connection) as reads:
+        assert (pair.query.text, pair.document.external_id) == ("tent", "D1")
+        assert pair.document.fields == {"brand": "Ridgeline", "weight_g": 1200}
+    assert len(reads) == 0
+    assert (pair.query, pair.document, pair.answered) == (tent, docs[0], {})
 
 
 def test_a_project_naming_its_raters_is_only_for_them(project, rater, other_rater, outsider):

@@ -288,3 +288,23 @@ def test_the_rating_page_is_never_cached_and_varies_with_htmx(alice, rate_url, q
     response = alice.get(rate_url)
     assert "no-store" in response["Cache-Control"]
     assert "HX-Request" in response["Vary"]
+
+
+def test_the_rating_page_costs_a_fixed_number_of_statements(
+    alice, rate_url, query_with_hits, django_assert_num_queries
+):
+    # Session, user, then project + roles + progress in one, the pick, the lease and the
+    # pair; the savepoint and its release stand for the transaction of the pick.
+    with django_assert_num_queries(8):
+        alice.get(rate_url, headers={"HX-Request": "true"})
+    with django_assert_num_queries(8):
+        assert alice.get(rate_url).context["pair"] is not None
+
+
+def test_an_unknown_project_is_403_for_a_user_without_a_role_and_404_for_a_rater(
+    client, alice, outsider
+):
+    url = reverse("judgements:rate", args=["no-such-project"])
+    assert alice.get(url).status_code == 404
+    client.force_login(outsider)
+    assert client.get(url).status_code == 403
