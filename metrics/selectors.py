@@ -13,7 +13,7 @@ import numpy as np
 from django.db import connection
 
 from metrics.core.consensus import POLICIES, consensus
-from metrics.core.segments import offsets_from_lengths
+from metrics.core.segments import offsets_from_lengths, sorted_lookup
 
 # The present state: judgements_pairgrade (migration 0005) holds each pair's count of
 # current grades and consensus under every policy after every event in the log. That is
@@ -142,8 +142,9 @@ def logged_pair_grades(
     params = {"project": project_id, "as_of": as_of, "queries": query_ids}
     rows = _fetch(CURRENT_GRADES_SQL, params, columns=3)
     queries, documents, grades = rows[:, 0], rows[:, 1], rows[:, 2].astype(np.float64)
+    # A pair starts where the key changes; with no rows there is no first pair either.
     starts = np.flatnonzero(
-        np.r_[True, (queries[1:] != queries[:-1]) | (documents[1:] != documents[:-1])]
+        np.r_[len(rows) > 0, (queries[1:] != queries[:-1]) | (documents[1:] != documents[:-1])]
     )
     offsets = np.r_[starts, len(grades)]
     return PairGrades(
@@ -192,12 +193,7 @@ def result_list_grades(
 
 def _lookup(pairs: PairGrades, keys: np.ndarray) -> np.ndarray:
     """Consensus grade for each key, NaN where the pair is unjudged."""
-    pair_keys_sorted = pairs.keys
-    position = np.searchsorted(pair_keys_sorted, keys)
-    safe = np.minimum(position, max(len(pair_keys_sorted) - 1, 0))
-    found = (position < len(pair_keys_sorted)) & (pair_keys_sorted[safe] == keys)
-    grades = pairs.grades[safe] if len(pairs.grades) else np.zeros(len(keys))
-    return np.where(found, grades, np.nan)
+    return sorted_lookup(pairs.keys, pairs.grades, keys)
 
 
 def _fetch(sql: str, params: dict, *, columns: int) -> np.ndarray:

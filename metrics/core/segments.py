@@ -157,3 +157,17 @@ def within_segment_cumsum(values: NDArray, offsets: Int64Array) -> NDArray:
     running = np.cumsum(values)
     before = np.concatenate(([0], running))[offsets[:-1]]
     return running - np.repeat(before, np.diff(offsets))
+
+
+def sorted_lookup(sorted_keys: NDArray, values: FloatArray, keys: NDArray) -> FloatArray:
+    """``values`` at each of ``keys`` in ``sorted_keys`` (ascending), NaN where absent.
+
+    >>> sorted_lookup(np.array([2, 5]), np.array([0.5, 1.0]), np.array([5, 3, 2])).tolist()
+    [1.0, nan, 0.5]
+    """
+    if not len(sorted_keys):
+        return np.full(len(keys), np.nan)
+    position = np.searchsorted(sorted_keys, keys)
+    safe = np.minimum(position, len(sorted_keys) - 1)
+    found = (position < len(sorted_keys)) & (sorted_keys[safe] == keys)
+    return np.where(found, values[safe], np.nan)

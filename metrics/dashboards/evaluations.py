@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from judgements.models import Judgement, Project, ResultList
 from metrics import selectors, services
+from metrics.core.segments import sorted_lookup
 from metrics.models import StaleQuery
 from metrics.registry import MetricSpec, stored_specs
 
@@ -72,11 +73,7 @@ class Evaluation:
 
     def values_for(self, query_ids: np.ndarray) -> np.ndarray:
         """NDCG of the given queries, NaN for a query this list did not return."""
-        position = np.searchsorted(self.query_ids, query_ids)
-        safe = np.minimum(position, max(len(self.query_ids) - 1, 0))
-        found = (position < len(self.query_ids)) & (self.query_ids[safe] == query_ids)
-        values = self.ndcg[safe] if len(self.ndcg) else np.zeros(len(query_ids))
-        return np.where(found, values, np.nan)
+        return sorted_lookup(self.query_ids, self.ndcg, query_ids)
 
 
 def list_evaluations(

@@ -75,3 +75,17 @@ def test_an_event_dated_in_the_future_sends_now_to_the_log(project, query_with_h
 def test_an_unknown_policy_is_refused(project):
     with pytest.raises(ValueError, match="policy must be one of"):
         selectors.pair_grades(project.pk, as_of=timezone.now(), policy="mean; DROP TABLE x")
+
+
+def test_a_project_without_grades_has_no_pairs_and_its_list_evaluates_to_zero(query_with_hits):
+    from metrics.registry import project_spec
+    from metrics.services import result_list_evaluate
+
+    project = query_with_hits.project
+    pairs = selectors.pair_grades(project.pk, as_of=timezone.now(), policy="mean")
+    assert (len(pairs.query_ids), len(pairs.grades)) == (0, 0)
+
+    result_list = project.result_lists.get()
+    grades, result = result_list_evaluate(result_list, project_spec(project), as_of=timezone.now())
+    assert grades.query_ids.tolist() == [query_with_hits.pk]
+    assert (result.ndcg.tolist(), result.judged.tolist()) == ([0.0], [0])

@@ -390,3 +390,18 @@ def test_the_dashboards_link_shows_for_analysts_only(client, analyst, rater, sho
 
     client.force_login(rater)
     assert reverse("metrics:index") not in client.get("/").content.decode()
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_dashboard_opens_before_anything_is_graded(client, analyst, page):
+    project = ProjectFactory(name="New", slug="new-project")
+    result_list = ResultListFactory(project=project, name="new", captured_at=NOV)
+    for text in ("rain jacket", "tent"):
+        query = QueryFactory(project=project, text=text)
+        HitFactory(result_list=result_list, query=query, rank=1, document__project=project)
+    ResultListFactory(project=project, name="old", captured_at=NOV - dt.timedelta(days=1))
+    client.force_login(analyst)
+
+    response = client.get(pages(project)[page])
+
+    assert response.status_code == 200
