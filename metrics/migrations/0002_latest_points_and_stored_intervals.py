@@ -3,6 +3,18 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
+# Points and stale marks whose result list or query is gone: the raw-SQL project delete
+# used by generate_load left them behind when it ran without foreign-key checks (fixed
+# in judgements.bulk), and they would break the backfill's foreign keys below.
+DELETE_ORPHANS = """
+DELETE FROM metrics_metricpoint point
+WHERE NOT EXISTS (SELECT FROM judgements_resultlist list WHERE list.id = point.result_list_id)
+   OR (point.query_id IS NOT NULL
+       AND NOT EXISTS (SELECT FROM judgements_query query WHERE query.id = point.query_id));
+DELETE FROM metrics_stalequery mark
+WHERE NOT EXISTS (SELECT FROM judgements_query query WHERE query.id = mark.query_id);
+"""
+
 # Every stored series' newest per-query point, in one set-based statement: DISTINCT ON
 # in the order of metric_point_series_idx, newest first within each key.
 BACKFILL_LATEST = """
@@ -97,5 +109,6 @@ class Migration(migrations.Migration):
         ),
         # Overall points computed before this migration have no stored interval; the
         # overview computes it from the per-query values until the next refresh.
+        migrations.RunSQL(DELETE_ORPHANS, reverse_sql=migrations.RunSQL.noop),
         migrations.RunSQL(BACKFILL_LATEST, reverse_sql=migrations.RunSQL.noop),
     ]

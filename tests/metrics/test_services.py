@@ -7,7 +7,7 @@ import time_machine
 from django.core.management import call_command
 from django.db import connection
 
-from judgements.models import Hit, Judgement, Project
+from judgements.models import Hit, Judgement, Project, Query
 from judgements.services import judgement_record
 from metrics import services
 from metrics.buckets import bucket_end
@@ -268,6 +268,35 @@ def test_the_migration_backfills_the_latest_table_in_one_statement(demo):
     with connection.cursor() as cursor:
         cursor.execute(backfill.BACKFILL_LATEST)
 
+    assert latest_table() == expected and expected
+
+
+def test_the_migration_drops_points_left_behind_by_deleted_queries_before_backfilling(demo):
+    migration = import_module("metrics.migrations.0002_latest_points_and_stored_intervals")
+    expected = latest_by_distinct_on()
+    point = MetricPoint.objects.exclude(query=None).first()
+    missing = Query.objects.order_by("-pk").first().pk + 1000
+    LatestMetricPoint.objects.all().delete()
+    with connection.cursor() as cursor:
+        # As the old raw-SQL project delete did: rows whose query is gone.
+        cursor.execute("SET session_replication_role = replica")
+        cursor.execute(
+            "INSERT INTO metrics_metricpoint (result_list_id, query_id, metric, as_of, value,"
+            " judged, retrieved, judgements, queries, zero_idcg, computed_at)"
+            " SELECT result_list_id, %s, metric, as_of, value, judged, retrieved, judgements,"
+            " queries, zero_idcg, computed_at FROM metrics_metricpoint WHERE id = %s",
+            [missing, point.pk],
+        )
+        cursor.execute(
+            "INSERT INTO metrics_stalequery (query_id, marked_at) VALUES (%s, now())", [missing]
+        )
+        cursor.execute("SET session_replication_role = DEFAULT")
+
+        cursor.execute(migration.DELETE_ORPHANS)
+        cursor.execute(migration.BACKFILL_LATEST)
+
+    assert not MetricPoint.objects.filter(query_id=missing).exists()
+    assert not StaleQuery.objects.filter(query_id=missing).exists()
     assert latest_table() == expected and expected
 
 
