@@ -210,7 +210,7 @@ def _fetch(sql: str, params: dict, *, columns: int) -> np.ndarray:
 COPY_SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
 
 
-def copy_rows(sql: str, params: dict, columns: list[tuple[str, str]]) -> np.ndarray:
+def copy_rows(sql: str, params: dict | list, columns: list[tuple[str, str]]) -> np.ndarray:
     """Rows of ``sql`` as a numpy structured array with ``columns`` (name, big-endian dtype).
 
     The query must return exactly these fixed-width, non-NULL columns.

@@ -1,12 +1,11 @@
 """Reads of the search log for the online metrics: plain arrays and numbers, no QuerySets."""
 
-import io
-
 import numpy as np
 from django.db import connection
 
 from judgements.models import Project
 from metrics.core.online import SearchEvents
+from metrics.selectors import copy_rows
 from searchlogs.models import SearchEvent, SearchLogState
 
 DEFAULT_SUCCESS_DWELL = 10.0
@@ -30,29 +29,16 @@ FROM searchlogs_searchevent WHERE project_id = %s AND kind = %s
 """
 
 
-def _binary_rows(sql: str, params: list, fields: list[tuple[str, str]]) -> np.ndarray:
-    """Rows of ``sql`` through COPY's binary format: a fixed-size record per row
-    (field count, then length and value per field, big-endian), as no field is NULL."""
-    layout = [("fields", ">i2")]
-    for name, kind in fields:
-        layout += [(f"{name}_length", ">i4"), (name, kind)]
-    buffer = io.BytesIO()
-    with connection.cursor() as cursor:
-        statement = cursor.mogrify(sql, params).decode()
-        cursor.cursor.copy_expert(f"COPY ({statement}) TO STDOUT WITH (FORMAT binary)", buffer)
-    return np.frombuffer(buffer.getbuffer()[19:-2], dtype=np.dtype(layout))
-
-
 def search_events(project: Project) -> SearchEvents:
     """The project's impressions and clicks, each click with its dwell (the longest
     recorded; ``inf`` for the end-of-session marker, ``nan`` if none)."""
-    rows = _binary_rows(
+    rows = copy_rows(
         _EVENTS_SQL,
         [project.pk, Kind.IMPRESSION, Kind.CLICK],
         [("session", ">i8"), ("time", ">f8"), ("kind", ">i2"), ("query", ">i8"),
          ("answered", "u1"), ("document", ">i8"), ("event", ">i8")],
     )  # fmt: skip
-    dwells = _binary_rows(
+    dwells = copy_rows(
         _DWELLS_SQL, [project.pk, Kind.DWELL], [("click", ">i8"), ("seconds", ">f8")]
     )
     return SearchEvents(
