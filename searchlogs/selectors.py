@@ -5,6 +5,7 @@ from django.db import connection
 
 from judgements.models import Project
 from metrics.core.online import SearchEvents
+from metrics.core.segments import sorted_lookup
 from metrics.selectors import copy_rows
 from searchlogs.models import SearchEvent, SearchLogState
 
@@ -54,18 +55,13 @@ def search_events(project: Project) -> SearchEvents:
 
 def _longest_dwell(events: np.ndarray, dwells: np.ndarray) -> np.ndarray:
     """Per event, the longest dwell recorded for it (nan if none)."""
-    result = np.full(len(events), np.nan)
     if not len(dwells):
-        return result
+        return np.full(len(events), np.nan)
     clicks, seconds = dwells["click"].astype(np.int64), dwells["seconds"].astype(np.float64)
     order = np.argsort(clicks, kind="stable")
     clicks, seconds = clicks[order], seconds[order]
     starts = np.flatnonzero(np.r_[True, clicks[1:] != clicks[:-1]])
-    keys, longest = clicks[starts], np.maximum.reduceat(seconds, starts)
-    at = np.minimum(np.searchsorted(keys, events), len(keys) - 1)
-    found = keys[at] == events
-    result[found] = longest[at[found]]
-    return result
+    return sorted_lookup(clicks[starts], np.maximum.reduceat(seconds, starts), events)
 
 
 def success_dwell_of(project: Project) -> float:
