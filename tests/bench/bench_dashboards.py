@@ -217,7 +217,7 @@ def _bench_rebuild(project, days: int) -> None:
 
 def _bench_pages(project, repeat: int) -> None:
     client = Client(HTTP_HOST="localhost")
-    client.force_login(_analyst())
+    client.force_login(analyst())
     result_list = project.result_lists.order_by("captured_at").last()
     print(f"\n== Pages (server time in-process, warm-up then best and median of {repeat}) ==")
     stale = StaleQuery.objects.filter(query__project=project).count()
@@ -296,7 +296,7 @@ def _bench_page(client, name, url, repeat) -> None:
         print(f"  {'':16}   {seconds * 1000 / repeat:6.1f} ms  {statement}")
 
 
-def _analyst() -> User:
+def analyst() -> User:
     """An analyst to log in as; created once in the database the benchmark runs on."""
     user, _ = User.objects.get_or_create(username=BENCH_USER)
     user.groups.add(Group.objects.get(name="analyst"))

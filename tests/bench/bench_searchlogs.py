@@ -34,7 +34,7 @@ from pathlib import Path
 from unittest import mock
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPOSITORY))
+sys.path[:0] = [str(REPOSITORY), str(Path(__file__).resolve().parent)]
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 import django  # noqa: E402
@@ -42,7 +42,7 @@ import django  # noqa: E402
 django.setup()
 
 import numpy as np  # noqa: E402
-from django.contrib.auth.models import Group, User  # noqa: E402
+from bench_dashboards import analyst, timed  # noqa: E402
 from django.core.cache import cache  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
@@ -57,7 +57,6 @@ from searchlogs.parsing import search_log_jsonl  # noqa: E402
 from searchlogs.services import COLUMNS, _copy_line, search_log_ingest  # noqa: E402
 
 SLUG = "bench-searchlog"
-BENCH_USER = "bench_analyst"
 START = datetime(2026, 10, 1, tzinfo=UTC).timestamp()
 CHUNK = 1 << 20
 
@@ -193,15 +192,6 @@ def _raw_copy(project: Project, log: bytes) -> float:
         return time.perf_counter() - started
 
 
-def timed(function, repeat: int):
-    result, times = None, []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        result = function()
-        times.append(time.perf_counter() - started)
-    return result, times
-
-
 def _bench_metrics(project: Project, repeat: int) -> None:
     print(f"\n== Daily metrics (best and median of {repeat}) ==")
     events, read = timed(lambda: selectors.search_events(project), repeat)
@@ -219,7 +209,7 @@ def _report(name: str, times: list[float]) -> None:
 def _bench_page(project: Project, repeat: int) -> None:
     print(f"\n== Overview page (server time in-process, warm-up then {repeat} runs) ==")
     client = Client(HTTP_HOST="localhost")
-    client.force_login(_analyst())
+    client.force_login(analyst())
     url = f"/metrics/{project.slug}/"
     response = client.get(url)
     assert response.status_code == 200 and b'id="online-chart"' in response.content
@@ -237,12 +227,6 @@ def _bench_page(project: Project, repeat: int) -> None:
 def _without_panel(client, url):
     with mock.patch("metrics.views.online_overview", return_value=None):
         return client.get(url)
-
-
-def _analyst() -> User:
-    user, _ = User.objects.get_or_create(username=BENCH_USER)
-    user.groups.add(Group.objects.get(name="analyst"))
-    return user
 
 
 if __name__ == "__main__":
