@@ -66,6 +66,14 @@ def skip_foreign_key_checks() -> bool:
 
 
 PROJECT_TABLES_SQL = [
+    # The packed summaries go first, so that the triggers of migration 0008 find no
+    # query left to recompute when pair grades and hits go.
+    "DELETE FROM judgements_rankedgrades WHERE result_list_id IN"
+    " (SELECT id FROM judgements_resultlist WHERE project_id = %(project)s)",
+    "DELETE FROM judgements_rankedhits WHERE result_list_id IN"
+    " (SELECT id FROM judgements_resultlist WHERE project_id = %(project)s)",
+    "DELETE FROM judgements_querygrades WHERE query_id IN"
+    " (SELECT id FROM judgements_query WHERE project_id = %(project)s)",
     # Pair grades go before the judgements, so that the delete trigger on judgements
     # (migration 0005) finds no pair left to recount.
     "DELETE FROM judgements_pairgrade WHERE project_id = %(project)s",

@@ -347,6 +347,77 @@ class PairGrade(models.Model):
         return f"{self.query_id}/{self.document_id}: {self.graded} grades"
 
 
+class QueryGrades(models.Model):
+    """How many of a query's documents have a current grade, and how many grades, kept
+    exact by database triggers on PairGrade and Hit (migration 0008).
+
+    Its row is also what those triggers lock, so that writers of one query's packed
+    grades (RankedHits, RankedGrades) take turns. Like PairGrade it holds the state
+    after every event in the log (see ``metrics.selectors``).
+    """
+
+    query = models.OneToOneField(
+        Query, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    graded = models.IntegerField(default=0, help_text="Current grades over all pairs.")
+    judged = models.IntegerField(default=0, help_text="Pairs with a current grade.")
+
+    class Meta:
+        verbose_name_plural = "query grades"
+
+    def __str__(self) -> str:
+        return f"{self.query_id}: {self.judged} judged documents"
+
+
+class RankedHits(models.Model):
+    """One result list's hits for one query, their document ids packed as big-endian
+    int64 in rank order, so that a list's top ``k`` is one short prefix per query.
+    Kept by the triggers of QueryGrades."""
+
+    result_list = models.ForeignKey(
+        ResultList, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="+")
+    hits = models.IntegerField(default=0)
+    documents = models.BinaryField(default=b"")
+
+    class Meta:
+        verbose_name_plural = "ranked hits"
+        constraints = [
+            models.UniqueConstraint(fields=["result_list", "query"], name="ranked_hits_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.result_list_id}/{self.query_id}: {self.hits} hits"
+
+
+class RankedGrades(models.Model):
+    """What NDCG needs of one result list's query under one consensus policy, packed as
+    big-endian float64: each hit's consensus grade in rank order (NaN while unjudged)
+    and every judged document's grade of the query, highest first (the ideal). Kept by
+    the triggers of QueryGrades; a list's evaluation reads one row per query."""
+
+    result_list = models.ForeignKey(
+        ResultList, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="+")
+    policy = models.CharField(max_length=16, choices=Consensus.choices)
+    graded = models.IntegerField(default=0, help_text="Current grades over all pairs.")
+    ranked = models.BinaryField(default=b"")
+    ideal = models.BinaryField(default=b"")
+
+    class Meta:
+        verbose_name_plural = "ranked grades"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["result_list", "policy", "query"], name="ranked_grades_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.result_list_id}/{self.query_id} ({self.policy})"
+
+
 class QueuePair(models.Model):
     """One (query, document) pair of a project's pool, kept current by database triggers.
 
