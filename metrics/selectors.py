@@ -55,14 +55,50 @@ WHERE kind = 'grade'
 ORDER BY query_id, document_id
 """
 
-HITS_SQL = """
-SELECT query_id, document_id, rank FROM judgements_hit
-WHERE result_list_id = %(result_list)s
-  AND (%(queries)s::bigint[] IS NULL OR query_id = ANY(%(queries)s))
-  AND (%(depth)s::int IS NULL OR rank <= %(depth)s)
-ORDER BY query_id, rank
+# A result list, packed (migration 0008): per query, one row holds the hits' documents
+# (judgements_rankedhits) and, per consensus policy, one row the hits' grades and the
+# query's judged grades (judgements_rankedgrades). Each column of the whole list comes
+# back as one byte string, concatenated in query order, with each query's lengths
+# beside it; numpy unpacks them without a Python loop. The first ``depth`` hits are a
+# prefix of each row.
+RANKED_DOCUMENTS_SQL = """
+SELECT string_agg(int8send(query_id), ''::bytea ORDER BY query_id),
+       string_agg(int4send(length(documents) / 8), ''::bytea ORDER BY query_id),
+       string_agg(documents, ''::bytea ORDER BY query_id)
+FROM (
+    SELECT query_id, substring(documents FROM 1 FOR 8 * coalesce(%(depth)s, hits)) AS documents
+    FROM judgements_rankedhits
+    WHERE result_list_id = %(result_list)s AND hits > 0
+      AND (%(queries)s::bigint[] IS NULL OR query_id = ANY(%(queries)s))
+) AS ranked
 """
-HITS_COLUMNS = [("query_id", ">i8"), ("document_id", ">i8"), ("rank", ">i4")]
+
+# The grades, when the packed rows hold the state as of ``as_of`` (``current``: the guard
+# of STORED_GRADES_SQL, in the same statement; when it fails, no row is read).
+STORED_RANKED_SQL = """
+SELECT ({current}) AS current,
+       string_agg(int8send(query_id), ''::bytea ORDER BY query_id),
+       string_agg(int4send(length(ranked) / 8), ''::bytea ORDER BY query_id),
+       string_agg(ranked, ''::bytea ORDER BY query_id),
+       string_agg(int4send(length(ideal) / 8), ''::bytea ORDER BY query_id),
+       string_agg(ideal, ''::bytea ORDER BY query_id),
+       string_agg(int4send(graded), ''::bytea ORDER BY query_id)
+FROM (
+    SELECT query_id, graded, ideal,
+           CASE WHEN %(depth)s::int IS NULL THEN ranked
+                ELSE substring(ranked FROM 1 FOR 8 * %(depth)s) END AS ranked
+    FROM judgements_rankedgrades
+    WHERE result_list_id = %(result_list)s AND policy = %(policy)s
+      AND (%(queries)s::bigint[] IS NULL OR query_id = ANY(%(queries)s))
+      AND ({current})
+) AS grades
+""".format(
+    current="""
+    NOT EXISTS (
+        SELECT FROM judgements_judgement later
+        JOIN judgements_query query ON query.id = later.query_id
+        WHERE query.project_id = %(project)s AND later.created_at > %(as_of)s)"""
+)
 
 
 @dataclass(frozen=True)
@@ -165,16 +201,16 @@ def result_list_grades(
     """Grades of a result list's hits (NaN if unjudged) and each query's judged grades.
 
     Queries are those with at least one hit in the result list, in id order, as
-    trec_eval evaluates the queries of the run. ``depth`` limits the hits read and
+    trec_eval evaluates the queries of the run. ``depth`` limits the hits read to each
+    query's first ``depth`` (in rank order, whatever the rank numbers) and
     ``query_ids`` the queries.
     """
     params = {"result_list": result_list_id, "queries": query_ids, "depth": depth}
-    hits = copy_rows(HITS_SQL, params, HITS_COLUMNS)
-    hit_queries = hits["query_id"].astype(np.int64)
-    hit_documents = hits["document_id"].astype(np.int64)
-    query_ids, hit_starts = np.unique(hit_queries, return_index=True)
-    offsets = np.r_[hit_starts, len(hits)].astype(np.int64)
-    ranked = _lookup(pairs, pair_keys(hit_queries, hit_documents))
+    query_column, length_column, document_column = copy_row(RANKED_DOCUMENTS_SQL, params)
+    query_ids, offsets = _unpack_queries(query_column, length_column)
+    documents = _unpack(document_column, ">i8")
+    hit_queries = np.repeat(query_ids, np.diff(offsets))
+    ranked = _lookup(pairs, pair_keys(hit_queries, documents))
     # Each query's judged pairs are one contiguous run of the sorted pairs.
     lo = np.searchsorted(pairs.query_ids, query_ids, side="left")
     hi = np.searchsorted(pairs.query_ids, query_ids, side="right")
@@ -189,6 +225,58 @@ def result_list_grades(
         judged_offsets=judged_offsets,
         judgements=raters_so_far[hi] - raters_so_far[lo],
     )
+
+
+def stored_result_list_grades(
+    result_list_id: int,
+    project_id: int,
+    *,
+    as_of: datetime,
+    policy: str,
+    depth: int | None,
+    query_ids: list[int] | None = None,
+) -> ResultListGrades | None:
+    """``result_list_grades`` from the packed rows of migration 0008, or None when they do
+    not hold the state as of ``as_of`` (an event of the project is dated later).
+
+    The same arrays as the log gives, except that each query's judged grades come
+    highest first instead of by document.
+    """
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {POLICIES}, not {policy!r}")
+    params = {
+        "project": project_id,
+        "result_list": result_list_id,
+        "as_of": as_of,
+        "queries": query_ids,
+        "depth": depth,
+        "policy": policy,
+    }
+    current, *columns = copy_row(STORED_RANKED_SQL, params)
+    if current is None or bytes(current) != b"\x01":
+        return None
+    query_column, ranked_lengths, ranked, judged_lengths, judged, graded = columns
+    query_ids, offsets = _unpack_queries(query_column, ranked_lengths)
+    _, judged_offsets = _unpack_queries(query_column, judged_lengths)
+    return ResultListGrades(
+        query_ids=query_ids,
+        ranked_grades=_unpack(ranked, ">f8"),
+        offsets=offsets,
+        judged_grades=_unpack(judged, ">f8"),
+        judged_offsets=judged_offsets,
+        judgements=_unpack(graded, ">i4").astype(np.int64),
+    )
+
+
+def _unpack(column: bytes | None, kind: str) -> np.ndarray:
+    """A packed column as a native numpy array (empty for SQL NULL: no rows)."""
+    return np.frombuffer(column or b"", dtype=kind).astype(kind[1:])
+
+
+def _unpack_queries(query_column, length_column) -> tuple[np.ndarray, np.ndarray]:
+    query_ids = _unpack(query_column, ">i8").astype(np.int64)
+    lengths = _unpack(length_column, ">i4").astype(np.int64)
+    return query_ids, offsets_from_lengths(lengths)
 
 
 def _lookup(pairs: PairGrades, keys: np.ndarray) -> np.ndarray:
@@ -233,3 +321,29 @@ def copy_rows(sql: str, params: dict | list, columns: list[tuple[str, str]]) -> 
         if np.any(rows[f"{name}_length"] != np.dtype(kind).itemsize):
             raise ValueError(f"COPY returned NULL or a wider value in column {name}")
     return rows
+
+
+def copy_row(sql: str, params: dict) -> list[memoryview | None]:
+    """The fields of the one row ``sql`` returns, in PostgreSQL's binary format (None for
+    NULL): bytea arrives as its bytes, without the hex text encoding of a plain fetch."""
+    buffer = io.BytesIO()
+    with connection.cursor() as cursor:
+        statement = cursor.cursor.mogrify(sql, params).decode()
+        cursor.cursor.copy_expert(f"COPY ({statement}) TO STDOUT (FORMAT binary)", buffer)
+    data = buffer.getbuffer()
+    if bytes(data[: len(COPY_SIGNATURE)]) != COPY_SIGNATURE:
+        raise ValueError("COPY did not return PostgreSQL's binary format")
+
+    def integer(at: int, size: int) -> int:
+        return int.from_bytes(data[at : at + size], "big", signed=True)
+
+    position = 19 + integer(15, 4)
+    count, position = integer(position, 2), position + 2
+    fields = []
+    for _ in range(count):
+        length, position = integer(position, 4), position + 4
+        fields.append(None if length < 0 else data[position : position + max(length, 0)])
+        position += max(length, 0)
+    if integer(position, 2) != -1:
+        raise ValueError("COPY returned more than one row")
+    return fields

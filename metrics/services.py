@@ -62,23 +62,64 @@ def result_list_evaluate(
 ):
     """Evaluate the queries of ``result_list`` (all, or ``query_ids``).
 
-    Returns (ResultListGrades, BatchNdcgResult). ``pairs`` may be passed in when
-    several result lists are evaluated against the same grades.
+    Returns (ResultListGrades, BatchNdcgResult). Without ``pairs`` the grades are read
+    packed when they hold as of ``as_of``, else from the judgement log; ``pairs`` may be
+    passed in when several result lists are evaluated against the log's grades.
     """
+    grades = None
     if pairs is None:
-        pairs = selectors.pair_grades(
-            result_list.project_id, as_of=as_of, policy=spec.consensus, query_ids=query_ids
+        grades = _packed_grades(result_list, spec, as_of=as_of, query_ids=query_ids)
+    if grades is None:
+        if pairs is None:
+            pairs = selectors.logged_pair_grades(
+                result_list.project_id, as_of=as_of, policy=spec.consensus, query_ids=query_ids
+            )
+        grades = selectors.result_list_grades(
+            result_list.pk, pairs, depth=_depth(spec), query_ids=query_ids
         )
-    # Reading only the top k is exact unless unjudged hits are removed first or
-    # the ideal is built from every returned hit.
-    depth = spec.k if spec.unjudged == "zero" and spec.ideal == "judged" else None
-    grades = selectors.result_list_grades(result_list.pk, pairs, depth=depth, query_ids=query_ids)
+    return grades, _evaluated(grades, spec)
+
+
+def result_lists_evaluate(result_lists, spec: MetricSpec, *, as_of) -> dict:
+    """``result_list_evaluate`` of several lists of one project, by list id; the log is
+    replayed at most once, for the lists whose packed grades do not hold as of ``as_of``."""
+    evaluated, pairs = {}, None
+    for result_list in result_lists:
+        grades = _packed_grades(result_list, spec, as_of=as_of, query_ids=None)
+        if grades is None:
+            if pairs is None:
+                pairs = selectors.logged_pair_grades(
+                    result_list.project_id, as_of=as_of, policy=spec.consensus
+                )
+            grades = selectors.result_list_grades(result_list.pk, pairs, depth=_depth(spec))
+        evaluated[result_list.pk] = grades, _evaluated(grades, spec)
+    return evaluated
+
+
+def _depth(spec: MetricSpec) -> int | None:
+    """Hits read per query: only the top k is needed unless unjudged hits are removed
+    first or the ideal is built from every returned hit."""
+    return spec.k if spec.unjudged == "zero" and spec.ideal == "judged" else None
+
+
+def _packed_grades(result_list, spec, *, as_of, query_ids):
+    return selectors.stored_result_list_grades(
+        result_list.pk,
+        result_list.project_id,
+        as_of=as_of,
+        policy=spec.consensus,
+        depth=_depth(spec),
+        query_ids=query_ids,
+    )
+
+
+def _evaluated(grades, spec: MetricSpec):
     ideal, ideal_offsets = (
         (grades.ranked_grades, grades.offsets)
         if spec.ideal == "returned"
         else (grades.judged_grades, grades.judged_offsets)
     )
-    result = ndcg_batch(
+    return ndcg_batch(
         grades.ranked_grades,
         grades.offsets,
         k=spec.k,
@@ -89,7 +130,6 @@ def result_list_evaluate(
         ideal_depth=spec.ideal_depth,
         unjudged=spec.unjudged,
     )
-    return grades, result
 
 
 def metric_points_build(result_list, spec, *, as_of, pairs=None, only=None) -> list[MetricPoint]:

@@ -19,7 +19,7 @@ from django.db import connection
 from django.utils import timezone
 
 from judgements.models import Judgement, Project, ResultList
-from metrics import selectors, services
+from metrics import services
 from metrics.core.segments import sorted_lookup
 from metrics.models import StaleQuery
 from metrics.registry import MetricSpec, stored_specs
@@ -84,15 +84,13 @@ def list_evaluations(
     missing = [result_list for result_list in result_lists if result_list.pk not in found]
     if missing:
         moment = as_of or timezone.now()
-        # One read of the judgement log serves every list: judgements belong to pairs.
-        pairs = selectors.pair_grades(project.pk, as_of=moment, policy=spec.consensus)
+        evaluated = services.result_lists_evaluate(missing, spec, as_of=moment)
         for result_list in missing:
-            found[result_list.pk] = _computed(result_list, spec, moment, pairs)
+            found[result_list.pk] = _computed(result_list, moment, *evaluated[result_list.pk])
     return [found[result_list.pk] for result_list in result_lists]
 
 
-def _computed(result_list, spec, moment, pairs) -> Evaluation:
-    grades, result = services.result_list_evaluate(result_list, spec, as_of=moment, pairs=pairs)
+def _computed(result_list, moment, grades, result) -> Evaluation:
     return Evaluation(
         result_list=result_list,
         query_ids=grades.query_ids,

@@ -7,7 +7,14 @@ from django.utils import timezone
 from judgements.models import Judgement
 from metrics import selectors
 from metrics.core.consensus import POLICIES
-from tests.factories import JudgementFactory
+from tests.factories import (
+    DocumentFactory,
+    HitFactory,
+    JudgementFactory,
+    QueryFactory,
+    ResultListFactory,
+)
+from tests.judgements.test_grade_summaries import random_hits
 from tests.judgements.test_pair_grades import random_events
 
 # pair_grades reads the trigger-kept table for the present and replays the log for the
@@ -89,3 +96,115 @@ def test_a_project_without_grades_has_no_pairs_and_its_list_evaluates_to_zero(qu
     grades, result = result_list_evaluate(result_list, project_spec(project), as_of=timezone.now())
     assert grades.query_ids.tolist() == [query_with_hits.pk]
     assert (result.ndcg.tolist(), result.judged.tolist()) == ([0.0], [0])
+
+
+# The packed rows of migration 0008 give a result list's arrays in one read; they must
+# equal what the log gives, except that judged grades come highest first.
+
+
+def judged_sorted(grades) -> list:
+    owner = np.repeat(np.arange(len(grades.judged_offsets) - 1), np.diff(grades.judged_offsets))
+    order = np.lexsort((-grades.judged_grades, owner))
+    return grades.judged_grades[order].view(np.int64).tolist()
+
+
+def assert_same_list(packed, logged):
+    assert packed is not None
+    for name in ("query_ids", "offsets", "judged_offsets", "judgements"):
+        assert np.array_equal(getattr(packed, name), getattr(logged, name)), name
+    # Bit patterns: NaN (unjudged) equals NaN, and 1.5 must not come back as 1.4999...
+    assert (
+        packed.ranked_grades.view(np.int64).tolist()
+        == logged.ranked_grades.view(np.int64).tolist()
+    )
+    assert judged_sorted(packed) == judged_sorted(logged)
+
+
+@pytest.mark.parametrize("seed", [7, 8])
+@pytest.mark.parametrize("policy", POLICIES)
+def test_packed_grades_equal_the_logs_for_every_depth(project, seed, policy):
+    random_events(project, seed=seed)
+    random_hits(project, seed=seed)
+    now = timezone.now()
+    pairs = selectors.logged_pair_grades(project.pk, as_of=now, policy=policy)
+    for result_list in project.result_lists.all():
+        for depth in (None, 1, 3):
+            arguments = {"as_of": now, "policy": policy, "depth": depth}
+            packed = selectors.stored_result_list_grades(result_list.pk, project.pk, **arguments)
+            logged = selectors.result_list_grades(result_list.pk, pairs, depth=depth)
+            assert len(logged.query_ids) > 0
+            assert_same_list(packed, logged)
+
+
+def test_packed_grades_of_some_queries(project):
+    random_events(project, seed=9)
+    random_hits(project, seed=9, lists=1)
+    result_list = project.result_lists.get()
+    query_ids = sorted(project.queries.values_list("pk", flat=True))[1:]
+    now = timezone.now()
+    pairs = selectors.logged_pair_grades(project.pk, as_of=now, policy="mean")
+
+    packed = selectors.stored_result_list_grades(
+        result_list.pk, project.pk, as_of=now, policy="mean", depth=2, query_ids=query_ids
+    )
+
+    assert packed.query_ids.tolist() == query_ids
+    logged = selectors.result_list_grades(result_list.pk, pairs, depth=2, query_ids=query_ids)
+    assert_same_list(packed, logged)
+
+
+def test_packed_grades_do_not_answer_for_a_moment_before_an_event(project, query_with_hits, rater):
+    document = query_with_hits.hits.get(rank=1).document
+    JudgementFactory(rater=rater, query=query_with_hits, document=document, grade=2)
+    result_list = project.result_lists.get()
+    then = timezone.now() - dt.timedelta(minutes=1)
+    arguments = {"policy": "mean", "depth": 10}
+
+    assert (
+        selectors.stored_result_list_grades(result_list.pk, project.pk, as_of=then, **arguments)
+        is None
+    )
+    now = selectors.stored_result_list_grades(
+        result_list.pk, project.pk, as_of=timezone.now(), **arguments
+    )
+    assert now.ranked_grades[0] == 2.0
+
+
+def test_the_top_k_is_the_first_k_hits_whatever_their_rank_numbers(project, rater):
+    # A run may skip rank numbers; NDCG@2 counts the first two hits returned.
+    query = QueryFactory(project=project)
+    result_list = ResultListFactory(project=project)
+    documents = [DocumentFactory(project=project, external_id=f"gap{n}") for n in range(3)]
+    for document, rank in zip(documents, [1, 5, 9], strict=True):
+        HitFactory(result_list=result_list, query=query, document=document, rank=rank)
+        JudgementFactory(rater=rater, query=query, document=document, grade=3)
+    now = timezone.now()
+    pairs = selectors.logged_pair_grades(project.pk, as_of=now, policy="mean")
+
+    logged = selectors.result_list_grades(result_list.pk, pairs, depth=2)
+    packed = selectors.stored_result_list_grades(
+        result_list.pk, project.pk, as_of=now, policy="mean", depth=2
+    )
+
+    assert logged.ranked_grades.tolist() == packed.ranked_grades.tolist() == [3.0, 3.0]
+
+
+def test_an_evaluation_reads_packed_grades_and_equals_the_log(project):
+    from metrics.registry import MetricSpec
+    from metrics.services import result_list_evaluate
+
+    random_events(project, seed=10)
+    random_hits(project, seed=10, lists=1)
+    result_list = project.result_lists.get()
+    now = timezone.now()
+    for spec in (
+        MetricSpec(k=3),
+        MetricSpec(k=2, gain="linear", ideal="returned", consensus="median"),
+        MetricSpec(k=None, discount="rank", unjudged="remove", consensus="quepid"),
+    ):
+        pairs = selectors.logged_pair_grades(project.pk, as_of=now, policy=spec.consensus)
+        _, packed = result_list_evaluate(result_list, spec, as_of=now)
+        _, logged = result_list_evaluate(result_list, spec, as_of=now, pairs=pairs)
+        for name in ("dcg", "idcg", "ndcg", "judged", "retrieved"):
+            assert np.array_equal(getattr(packed, name), getattr(logged, name)), (spec, name)
+        assert packed.ndcg.max() > 0
