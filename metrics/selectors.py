@@ -15,22 +15,26 @@ from django.db import connection
 from metrics.core.consensus import POLICIES, consensus
 from metrics.core.segments import offsets_from_lengths, sorted_lookup
 
+# Whether the trigger-kept tables hold the state as of %(as_of)s: no event of the project
+# is dated later.
+CURRENT_SQL = """NOT EXISTS (
+      SELECT FROM judgements_judgement later
+      JOIN judgements_query query ON query.id = later.query_id
+      WHERE query.project_id = %(project)s AND later.created_at > %(as_of)s)"""
+
 # The present state: judgements_pairgrade (migration 0005) holds each pair's count of
 # current grades and consensus under every policy after every event in the log. That is
 # the state as of ``as_of`` exactly when no event of the project is dated after
 # ``as_of``; the guard checks this in the same statement (one snapshot) and returns no
 # row otherwise, so imports of events dated in the future fall back to the log. Rows
 # come unordered: numpy sorts them in a fraction of what ORDER BY costs PostgreSQL.
-STORED_GRADES_SQL = """
-SELECT pair.query_id, pair.document_id, pair.graded, pair.{policy}
+STORED_GRADES_SQL = f"""
+SELECT pair.query_id, pair.document_id, pair.graded, pair.{{policy}}
 FROM judgements_pairgrade pair
 WHERE pair.project_id = %(project)s
   AND pair.graded > 0
   AND (%(queries)s::bigint[] IS NULL OR pair.query_id = ANY(%(queries)s))
-  AND NOT EXISTS (
-      SELECT FROM judgements_judgement later
-      JOIN judgements_query query ON query.id = later.query_id
-      WHERE query.project_id = %(project)s AND later.created_at > %(as_of)s)
+  AND {CURRENT_SQL}
 """
 STORED_GRADES_COLUMNS = [
     ("query_id", ">i8"),
@@ -73,10 +77,10 @@ FROM (
 ) AS ranked
 """
 
-# The grades, when the packed rows hold the state as of ``as_of`` (``current``: the guard
-# of STORED_GRADES_SQL, in the same statement; when it fails, no row is read).
-STORED_RANKED_SQL = """
-SELECT ({current}) AS current,
+# The grades, when the packed rows hold the state as of ``as_of`` (CURRENT_SQL, in the
+# same statement; when it fails, no row is read and the first column says so).
+STORED_RANKED_SQL = f"""
+SELECT ({CURRENT_SQL}) AS current,
        string_agg(int8send(query_id), ''::bytea ORDER BY query_id),
        string_agg(int4send(length(ranked) / 8), ''::bytea ORDER BY query_id),
        string_agg(ranked, ''::bytea ORDER BY query_id),
@@ -90,15 +94,9 @@ FROM (
     FROM judgements_rankedgrades
     WHERE result_list_id = %(result_list)s AND policy = %(policy)s
       AND (%(queries)s::bigint[] IS NULL OR query_id = ANY(%(queries)s))
-      AND ({current})
+      AND ({CURRENT_SQL})
 ) AS grades
-""".format(
-    current="""
-    NOT EXISTS (
-        SELECT FROM judgements_judgement later
-        JOIN judgements_query query ON query.id = later.query_id
-        WHERE query.project_id = %(project)s AND later.created_at > %(as_of)s)"""
-)
+"""
 
 
 @dataclass(frozen=True)
@@ -307,15 +305,8 @@ def copy_rows(sql: str, params: dict | list, columns: list[tuple[str, str]]) -> 
     for name, kind in columns:
         fields += [(f"{name}_length", ">i4"), (name, kind)]
     row_type = np.dtype(fields)
-    buffer = io.BytesIO()
-    with connection.cursor() as cursor:
-        statement = cursor.cursor.mogrify(sql, params).decode()
-        cursor.cursor.copy_expert(f"COPY ({statement}) TO STDOUT (FORMAT binary)", buffer)
-    data = buffer.getbuffer()
-    if bytes(data[: len(COPY_SIGNATURE)]) != COPY_SIGNATURE:
-        raise ValueError("COPY did not return PostgreSQL's binary format")
-    extension = int.from_bytes(data[15:19], "big")
-    body = data[19 + extension : len(data) - 2]  # The last two bytes mark the end.
+    data, start = _copy_binary(sql, params)
+    body = data[start : len(data) - 2]  # The last two bytes mark the end.
     rows = np.frombuffer(body, dtype=row_type)
     for name, kind in columns:
         if np.any(rows[f"{name}_length"] != np.dtype(kind).itemsize):
@@ -324,8 +315,26 @@ def copy_rows(sql: str, params: dict | list, columns: list[tuple[str, str]]) -> 
 
 
 def copy_row(sql: str, params: dict) -> list[memoryview | None]:
-    """The fields of the one row ``sql`` returns, in PostgreSQL's binary format (None for
-    NULL): bytea arrives as its bytes, without the hex text encoding of a plain fetch."""
+    """The fields of the one row ``sql`` returns (None for NULL): bytea arrives as its
+    bytes, without the hex text encoding of a plain fetch."""
+    data, position = _copy_binary(sql, params)
+
+    def integer(at: int, size: int) -> int:
+        return int.from_bytes(data[at : at + size], "big", signed=True)
+
+    count, position = integer(position, 2), position + 2
+    fields = []
+    for _ in range(count):
+        length, position = integer(position, 4), position + 4
+        fields.append(None if length < 0 else data[position : position + length])
+        position += max(length, 0)
+    if integer(position, 2) != -1:
+        raise ValueError("COPY returned more than one row")
+    return fields
+
+
+def _copy_binary(sql: str, params: dict | list) -> tuple[memoryview, int]:
+    """``sql``'s rows in COPY's binary format, and where the first row starts."""
     buffer = io.BytesIO()
     with connection.cursor() as cursor:
         statement = cursor.cursor.mogrify(sql, params).decode()
@@ -333,17 +342,5 @@ def copy_row(sql: str, params: dict) -> list[memoryview | None]:
     data = buffer.getbuffer()
     if bytes(data[: len(COPY_SIGNATURE)]) != COPY_SIGNATURE:
         raise ValueError("COPY did not return PostgreSQL's binary format")
-
-    def integer(at: int, size: int) -> int:
-        return int.from_bytes(data[at : at + size], "big", signed=True)
-
-    position = 19 + integer(15, 4)
-    count, position = integer(position, 2), position + 2
-    fields = []
-    for _ in range(count):
-        length, position = integer(position, 4), position + 4
-        fields.append(None if length < 0 else data[position : position + max(length, 0)])
-        position += max(length, 0)
-    if integer(position, 2) != -1:
-        raise ValueError("COPY returned more than one row")
-    return fields
+    extension = int.from_bytes(data[15:19], "big")
+    return data, 19 + extension
