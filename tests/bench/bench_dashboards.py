@@ -254,7 +254,7 @@ def _bench_pages(project, repeat: int) -> None:
         print(f"  metrics_refresh of {stale} stale queries: {seconds[0]:.1f} s, {written} points")
     lists = list(project.result_lists.all())
     stored = list_evaluations(project, project_spec(project), as_of=None, result_lists=lists)
-    source = "the stored series" if all(e.stored for e in stored) else "the judgement log"
+    source = "the stored series" if all(e.stored for e in stored) else "computation"
     print(f"  values come from {source}")
     spec = project_spec(project)
     if stored_summaries(project, spec, lists) is not None:
@@ -270,6 +270,10 @@ def _bench_pages(project, repeat: int) -> None:
     }
     for name, url in pages.items():
         _bench_page(client, name, url, repeat if name != "compare" else 1)
+    # Parameters changed on the page: no stored series, so every list is computed from
+    # its packed grades, and its interval resampled.
+    _bench_page(client, "overview @5", f"{pages['overview']}?k=5", repeat)
+    _bench_page(client, "table @5", f"{pages['per-query table']}?k=5", repeat)
     # For comparison: an as-of moment is always computed from the judgement log.
     moment = timezone.now().strftime("%Y-%m-%dT%H:%M:%S")
     _bench_page(client, "overview as of", f"{pages['overview']}?as_of={moment}", 1)
