@@ -11,7 +11,7 @@ from django.utils import timezone
 from judgements.models import Project, ResultList
 from metrics import buckets, replay, selectors
 from metrics.core import ndcg_batch
-from metrics.core.stats import ConfidenceInterval, bootstrap_mean_ci
+from metrics.core.stats import ConfidenceInterval, bootstrap_mean_ci, bootstrap_mean_cis
 from metrics.models import LatestMetricPoint, MetricPoint, StaleQuery
 from metrics.registry import MetricSpec, stored_specs
 
@@ -140,14 +140,16 @@ def overall_point(result_list, spec, *, as_of) -> MetricPoint | None:
     )
 
 
-def _overall_of(result_list, spec, *, as_of, values, counts) -> MetricPoint:
+def _overall_of(result_list, spec, *, as_of, values, counts, interval=None) -> MetricPoint:
     """The overall point of per-query ``values`` (in query order) and their
-    (judged, retrieved, judgements, zero_idcg) ``counts``."""
+    (judged, retrieved, judgements, zero_idcg) ``counts``; ``interval`` is
+    ``overall_interval(values)``, computed here unless given."""
     judged, retrieved, judgements, zero_idcg = counts
     # The mean is summed exactly (math.fsum, in query order) rather than with SQL's
     # AVG, whose floating-point result depends on the order rows are scanned in:
     # a rebuild must reproduce the stored value to the last bit.
-    interval = overall_interval(np.array(values))
+    if interval is None:
+        interval = overall_interval(np.array(values))
     return MetricPoint(
         result_list=result_list,
         query=None,
@@ -171,6 +173,17 @@ def _overall_of(result_list, spec, *, as_of, values, counts) -> MetricPoint:
 def overall_interval(values: np.ndarray) -> ConfidenceInterval:
     """The interval stored with an overall point, over per-query values in query order."""
     return bootstrap_mean_ci(
+        values,
+        confidence=INTERVAL_CONFIDENCE,
+        n_resamples=INTERVAL_RESAMPLES,
+        seed=INTERVAL_SEED,
+    )
+
+
+def overall_intervals(values: np.ndarray) -> list[ConfidenceInterval]:
+    """``overall_interval`` of each row of ``values`` (series over as many queries),
+    with the resamples drawn once for all rows."""
+    return bootstrap_mean_cis(
         values,
         confidence=INTERVAL_CONFIDENCE,
         n_resamples=INTERVAL_RESAMPLES,
@@ -308,13 +321,15 @@ def _rebuild_bucket(project: Project, as_of: dt.datetime, log: replay.ProjectRep
     result_lists = list(project.result_lists.filter(captured_at__lte=as_of))
     for spec in stored_specs(project):
         pairs = log.pair_grades(as_of, spec.consensus)
+        built = {}
         for result_list in result_lists:
             columns = _rebuilt_columns(log, result_list, spec, pairs)
             replay.points_upsert(
                 result_list_id=result_list.pk, metric=spec.name, as_of=as_of, columns=columns
             )
-            _rebuilt_overall_store(result_list, spec, columns, as_of=as_of)
+            built[result_list] = columns
             written += len(columns["query_id"])
+        _rebuilt_overalls_store(spec, built, as_of=as_of)
     return written
 
 
@@ -352,29 +367,37 @@ def _rebuilt_columns(log, result_list, spec, pairs) -> dict[str, np.ndarray]:
     }
 
 
-def _rebuilt_overall_store(result_list, spec, columns, *, as_of) -> None:
-    """Store the overall point of a bucket just written.
+def _rebuilt_overalls_store(spec, built: dict, *, as_of) -> None:
+    """Store the overall point of each result list of a bucket just written.
 
-    The points just written are every query's latest as of ``as_of`` unless the
-    series holds a query they lack (one that lost its hits): the latest table has
-    a row for every query of the series, so equal counts mean none is missing and
-    the mean is taken from memory. Otherwise it is read as ``overall_point`` does.
+    The points just written (``built``, result list -> columns) are every query's
+    latest as of ``as_of`` unless the series holds a query they lack (one that lost
+    its hits): the latest table has a row for every query of the series, so equal
+    counts mean none is missing and the mean is taken from memory. Lists with as
+    many queries draw their intervals together (each gets the interval it would get
+    alone). Otherwise the point is read as ``overall_point`` reads it.
     """
-    built = len(columns["query_id"])
-    latest = LatestMetricPoint.objects.filter(result_list=result_list, metric=spec.name)
-    if built and latest.count() == built:
-        counts = [columns[name].tolist() for name in ("judged", "retrieved", "judgements")]
-        overall = _overall_of(
-            result_list,
-            spec,
-            as_of=as_of,
-            values=columns["value"].tolist(),
-            counts=(*counts, columns["zero_idcg"].astype(int).tolist()),
-        )
-    else:
-        overall = overall_point(result_list, spec, as_of=as_of)
-    if overall is not None:
-        metric_points_store([overall])
+    by_size: dict[int, list] = {}
+    for result_list, columns in built.items():
+        size = len(columns["query_id"])
+        latest = LatestMetricPoint.objects.filter(result_list=result_list, metric=spec.name)
+        if size and latest.count() == size:
+            by_size.setdefault(size, []).append((result_list, columns))
+        elif overall := overall_point(result_list, spec, as_of=as_of):
+            metric_points_store([overall])
+    for group in by_size.values():
+        intervals = overall_intervals(np.array([columns["value"] for _, columns in group]))
+        for (result_list, columns), interval in zip(group, intervals, strict=True):
+            counts = [columns[name].tolist() for name in ("judged", "retrieved", "judgements")]
+            overall = _overall_of(
+                result_list,
+                spec,
+                as_of=as_of,
+                values=columns["value"].tolist(),
+                counts=(*counts, columns["zero_idcg"].astype(int).tolist()),
+                interval=interval,
+            )
+            metric_points_store([overall])
 
 
 def _store_with_overall(result_list, spec, points, *, as_of) -> None:
