@@ -57,28 +57,38 @@ class Hits:
 class ProjectReplay:
     """A project's judgement log as read once, answering ``pair_grades`` for any moment.
 
-    Moments after the read (a bucket ending in the future) may still gain
+    Moments from the replay's creation on (a bucket ending in the future) may still gain
     judgements while the rebuild runs; those are asked of ``selectors.pair_grades``
     in the caller's transaction, as before.
     """
 
     def __init__(self, project_id: int, *, until: dt.datetime) -> None:
         self.project_id = project_id
-        self.read_at = timezone.now()
-        rows = selectors.copy_rows(LOG_SQL, {"project": project_id, "until": until}, LOG_COLUMNS)
-        self.log = replay.log_sort(
-            selectors.pair_keys(rows["query_id"], rows["document_id"]),
-            rows["rater_id"],
-            rows["created_at"],
-            rows["id"],
-            rows["grade"],
-            rows["is_grade"] != 0,
-        )
+        self.until = until
+        self.started_at = timezone.now()
+        self._log: replay.SortedLog | None = None
         self._hits: dict[tuple[int, int | None], Hits] = {}
+
+    @property
+    def log(self) -> replay.SortedLog:
+        """The log up to ``until``, read on first use (a rebuild of the current
+        bucket alone never needs it)."""
+        if self._log is None:
+            params = {"project": self.project_id, "until": self.until}
+            rows = selectors.copy_rows(LOG_SQL, params, LOG_COLUMNS)
+            self._log = replay.log_sort(
+                selectors.pair_keys(rows["query_id"], rows["document_id"]),
+                rows["rater_id"],
+                rows["created_at"],
+                rows["id"],
+                rows["grade"],
+                rows["is_grade"] != 0,
+            )
+        return self._log
 
     def pair_grades(self, as_of: dt.datetime, policy: str) -> selectors.PairGrades:
         """``selectors.pair_grades(project, as_of=as_of, policy=policy)``, bit for bit."""
-        if as_of >= self.read_at:
+        if as_of >= self.started_at:
             return selectors.pair_grades(self.project_id, as_of=as_of, policy=policy)
         grades = replay.current_grades(self.log, postgres_time(as_of), policy)
         return selectors.PairGrades(
@@ -129,8 +139,8 @@ def lay_out(hits: Hits, pairs: selectors.PairGrades) -> selectors.ResultListGrad
 # The per-query points of one result list go through this table: COPY fills it,
 # then two upserts copy it into the series and into the latest table.
 POINTS_TABLE_SQL = """
-DROP TABLE IF EXISTS metrics_rebuilt_point;
-CREATE TEMPORARY TABLE metrics_rebuilt_point (
+DROP TABLE IF EXISTS pg_temp.metrics_rebuilt_point;
+CREATE TEMPORARY TABLE pg_temp.metrics_rebuilt_point (
     query_id bigint NOT NULL,
     value float8 NOT NULL,
     dcg float8 NOT NULL,
@@ -161,7 +171,7 @@ INSERT INTO metrics_metricpoint AS point (
 )
 SELECT %(result_list)s, query_id, %(metric)s, %(as_of)s, {measures}, 1, %(computed_at)s,
        NULL, NULL, NULL, NULL, NULL
-FROM metrics_rebuilt_point
+FROM pg_temp.metrics_rebuilt_point
 ORDER BY query_id
 ON CONFLICT (result_list_id, query_id, metric, as_of) DO UPDATE
 SET {updates}
@@ -187,7 +197,7 @@ INSERT INTO metrics_latestmetricpoint AS latest (
     result_list_id, query_id, metric, as_of, {measures}
 )
 SELECT %(result_list)s, query_id, %(metric)s, %(as_of)s, {measures}
-FROM metrics_rebuilt_point
+FROM pg_temp.metrics_rebuilt_point
 ORDER BY query_id
 ON CONFLICT (result_list_id, metric, query_id) DO UPDATE
 SET as_of = EXCLUDED.as_of, {updates}
@@ -214,7 +224,7 @@ def points_upsert(
     }
     with connection.cursor() as cursor:
         cursor.execute(POINTS_TABLE_SQL)
-        copy_in(cursor, "metrics_rebuilt_point", POINT_COLUMNS, columns)
+        copy_in(cursor, "pg_temp.metrics_rebuilt_point", POINT_COLUMNS, columns)
         cursor.execute(SERIES_UPSERT_SQL, params)
         cursor.execute(LATEST_UPSERT_SQL, params)
 
