@@ -191,14 +191,21 @@ SET {updates}
         ]
     ),
 )
-# As services.LATEST_UPSERT_SQL: a newer latest point is left alone.
+# As services.LATEST_UPSERT_SQL: a newer latest point is left alone. Such points are
+# also left out before the insert, which would otherwise lock every row of the list
+# when a past bucket is rebuilt.
 LATEST_UPSERT_SQL = """
 INSERT INTO metrics_latestmetricpoint AS latest (
     result_list_id, query_id, metric, as_of, {measures}
 )
-SELECT %(result_list)s, query_id, %(metric)s, %(as_of)s, {measures}
-FROM pg_temp.metrics_rebuilt_point
-ORDER BY query_id
+SELECT %(result_list)s, point.query_id, %(metric)s, %(as_of)s, {measures}
+FROM pg_temp.metrics_rebuilt_point point
+WHERE NOT EXISTS (
+    SELECT FROM metrics_latestmetricpoint newer
+    WHERE newer.result_list_id = %(result_list)s AND newer.metric = %(metric)s
+      AND newer.query_id = point.query_id AND newer.as_of > %(as_of)s
+)
+ORDER BY point.query_id
 ON CONFLICT (result_list_id, metric, query_id) DO UPDATE
 SET as_of = EXCLUDED.as_of, {updates}
 WHERE latest.as_of <= EXCLUDED.as_of
