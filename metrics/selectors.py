@@ -189,6 +189,26 @@ def logged_pair_grades(
     )
 
 
+@dataclass(frozen=True)
+class RankedDocuments:
+    """A result list's documents, query after query (in id order), each in rank order."""
+
+    query_ids: np.ndarray
+    offsets: np.ndarray
+    document_ids: np.ndarray
+
+
+def ranked_documents(
+    result_list_id: int, *, depth: int | None, query_ids: list[int] | None = None
+) -> RankedDocuments:
+    """The documents of each query's first ``depth`` hits (in rank order, whatever the
+    rank numbers), for the queries with at least one hit (or those of ``query_ids``)."""
+    params = {"result_list": result_list_id, "queries": query_ids, "depth": depth}
+    query_column, length_column, document_column = copy_row(RANKED_DOCUMENTS_SQL, params)
+    query_ids, offsets = _unpack_queries(query_column, length_column)
+    return RankedDocuments(query_ids, offsets, _unpack(document_column, ">i8"))
+
+
 def result_list_grades(
     result_list_id: int,
     pairs: PairGrades,
@@ -200,25 +220,25 @@ def result_list_grades(
 
     Queries are those with at least one hit in the result list, in id order, as
     trec_eval evaluates the queries of the run. ``depth`` limits the hits read to each
-    query's first ``depth`` (in rank order, whatever the rank numbers) and
-    ``query_ids`` the queries.
+    query's first ``depth`` and ``query_ids`` the queries.
     """
-    params = {"result_list": result_list_id, "queries": query_ids, "depth": depth}
-    query_column, length_column, document_column = copy_row(RANKED_DOCUMENTS_SQL, params)
-    query_ids, offsets = _unpack_queries(query_column, length_column)
-    documents = _unpack(document_column, ">i8")
-    hit_queries = np.repeat(query_ids, np.diff(offsets))
-    ranked = _lookup(pairs, pair_keys(hit_queries, documents))
+    return graded(ranked_documents(result_list_id, depth=depth, query_ids=query_ids), pairs)
+
+
+def graded(hits: RankedDocuments, pairs: PairGrades) -> ResultListGrades:
+    """``hits`` laid out for ``ndcg_batch`` with the consensus grades of ``pairs``."""
+    hit_queries = np.repeat(hits.query_ids, np.diff(hits.offsets))
+    ranked = _lookup(pairs, pair_keys(hit_queries, hits.document_ids))
     # Each query's judged pairs are one contiguous run of the sorted pairs.
-    lo = np.searchsorted(pairs.query_ids, query_ids, side="left")
-    hi = np.searchsorted(pairs.query_ids, query_ids, side="right")
+    lo = np.searchsorted(pairs.query_ids, hits.query_ids, side="left")
+    hi = np.searchsorted(pairs.query_ids, hits.query_ids, side="right")
     judged_offsets = offsets_from_lengths(hi - lo)
     take = np.repeat(lo - judged_offsets[:-1], hi - lo) + np.arange(judged_offsets[-1])
     raters_so_far = np.r_[0, np.cumsum(pairs.raters)]
     return ResultListGrades(
-        query_ids=query_ids,
+        query_ids=hits.query_ids,
         ranked_grades=ranked,
-        offsets=offsets,
+        offsets=hits.offsets,
         judged_grades=pairs.grades[take],
         judged_offsets=judged_offsets,
         judgements=raters_so_far[hi] - raters_so_far[lo],

@@ -9,9 +9,9 @@ from django.db.models import Max
 from django.utils import timezone
 
 from judgements.models import Project, ResultList
-from metrics import buckets, selectors
+from metrics import buckets, replay, selectors
 from metrics.core import ndcg_batch
-from metrics.core.stats import ConfidenceInterval, bootstrap_mean_ci
+from metrics.core.stats import ConfidenceInterval, bootstrap_mean_ci, bootstrap_mean_cis
 from metrics.models import LatestMetricPoint, MetricPoint, StaleQuery
 from metrics.registry import MetricSpec, stored_specs
 
@@ -171,10 +171,25 @@ def overall_point(result_list, spec, *, as_of) -> MetricPoint | None:
     if not rows:
         return None
     values, judged, retrieved, judgements, zero_idcg = zip(*rows, strict=True)
+    return _overall_of(
+        result_list,
+        spec,
+        as_of=as_of,
+        values=values,
+        counts=(judged, retrieved, judgements, zero_idcg),
+    )
+
+
+def _overall_of(result_list, spec, *, as_of, values, counts, interval=None) -> MetricPoint:
+    """The overall point of per-query ``values`` (in query order) and their
+    (judged, retrieved, judgements, zero_idcg) ``counts``; ``interval`` is
+    ``overall_interval(values)``, computed here unless given."""
+    judged, retrieved, judgements, zero_idcg = counts
     # The mean is summed exactly (math.fsum, in query order) rather than with SQL's
     # AVG, whose floating-point result depends on the order rows are scanned in:
     # a rebuild must reproduce the stored value to the last bit.
-    interval = overall_interval(np.array(values))
+    if interval is None:
+        interval = overall_interval(np.array(values))
     return MetricPoint(
         result_list=result_list,
         query=None,
@@ -198,6 +213,17 @@ def overall_point(result_list, spec, *, as_of) -> MetricPoint | None:
 def overall_interval(values: np.ndarray) -> ConfidenceInterval:
     """The interval stored with an overall point, over per-query values in query order."""
     return bootstrap_mean_ci(
+        values,
+        confidence=INTERVAL_CONFIDENCE,
+        n_resamples=INTERVAL_RESAMPLES,
+        seed=INTERVAL_SEED,
+    )
+
+
+def overall_intervals(values: np.ndarray) -> list[ConfidenceInterval]:
+    """``overall_interval`` of each row of ``values`` (series over as many queries),
+    with the resamples drawn once for all rows."""
+    return bootstrap_mean_cis(
         values,
         confidence=INTERVAL_CONFIDENCE,
         n_resamples=INTERVAL_RESAMPLES,
@@ -314,28 +340,86 @@ def metrics_rebuild(*, project: Project, since, until=None, every="day", progres
 
     Judgements after a bucket's end are ignored for it; result lists count from
     their capture time. Each bucket commits on its own, and re-running replaces
-    the same rows, so an interrupted rebuild can simply be run again.
+    the same rows, so an interrupted rebuild can simply be run again. The log and
+    the hits are read once for every bucket (``metrics.replay``).
     """
     ends = buckets.bucket_ends(since, until or timezone.now(), every)
+    if not ends:
+        return 0
+    log = replay.ProjectReplay(project.pk, until=ends[-1])
     written = 0
     for done, as_of in enumerate(ends, start=1):
         with transaction.atomic():
-            written += _rebuild_bucket(project, as_of)
+            written += _rebuild_bucket(project, as_of, log)
         if progress:
             progress(done, len(ends), as_of)
     return written
 
 
-def _rebuild_bucket(project: Project, as_of: dt.datetime) -> int:
+def _rebuild_bucket(project: Project, as_of: dt.datetime, log: replay.ProjectReplay) -> int:
     written = 0
     result_lists = list(project.result_lists.filter(captured_at__lte=as_of))
     for spec in stored_specs(project):
-        pairs = selectors.pair_grades(project.pk, as_of=as_of, policy=spec.consensus)
+        pairs = log.pair_grades(as_of, spec.consensus)
+        built = {}
         for result_list in result_lists:
-            points = metric_points_build(result_list, spec, as_of=as_of, pairs=pairs)
-            _store_with_overall(result_list, spec, points, as_of=as_of)
-            written += len(points)
+            columns = _rebuilt_columns(log, result_list, spec, pairs)
+            replay.points_upsert(
+                result_list_id=result_list.pk, metric=spec.name, as_of=as_of, columns=columns
+            )
+            built[result_list] = columns
+            written += len(columns["query_id"])
+        _rebuilt_overalls_store(spec, built, as_of=as_of)
     return written
+
+
+def _rebuilt_columns(log, result_list, spec, pairs) -> dict[str, np.ndarray]:
+    """What ``metric_points_build`` computes, as one array per stored column."""
+    grades = log.result_list_grades(result_list.pk, pairs, depth=_depth(spec))
+    result = _evaluated(grades, spec)
+    return {
+        "query_id": grades.query_ids,
+        "value": result.ndcg,
+        "dcg": result.dcg,
+        "idcg": result.idcg,
+        "judged": result.judged,
+        "retrieved": result.retrieved,
+        "judgements": grades.judgements,
+        "zero_idcg": result.idcg == 0.0,
+    }
+
+
+def _rebuilt_overalls_store(spec, built: dict, *, as_of) -> None:
+    """Store the overall point of each result list of a bucket just written.
+
+    The points just written (``built``, result list -> columns) are every query's
+    latest as of ``as_of`` unless the series holds a query they lack (one that lost
+    its hits): the latest table has a row for every query of the series, so equal
+    counts mean none is missing and the mean is taken from memory. Lists with as
+    many queries draw their intervals together (each gets the interval it would get
+    alone). Otherwise the point is read as ``overall_point`` reads it.
+    """
+    by_size: dict[int, list] = {}
+    for result_list, columns in built.items():
+        size = len(columns["query_id"])
+        latest = LatestMetricPoint.objects.filter(result_list=result_list, metric=spec.name)
+        if size and latest.count() == size:
+            by_size.setdefault(size, []).append((result_list, columns))
+        elif overall := overall_point(result_list, spec, as_of=as_of):
+            metric_points_store([overall])
+    for group in by_size.values():
+        intervals = overall_intervals(np.array([columns["value"] for _, columns in group]))
+        for (result_list, columns), interval in zip(group, intervals, strict=True):
+            counts = [columns[name].tolist() for name in ("judged", "retrieved", "judgements")]
+            overall = _overall_of(
+                result_list,
+                spec,
+                as_of=as_of,
+                values=columns["value"].tolist(),
+                counts=(*counts, columns["zero_idcg"].astype(int).tolist()),
+                interval=interval,
+            )
+            metric_points_store([overall])
 
 
 def _store_with_overall(result_list, spec, points, *, as_of) -> None:
