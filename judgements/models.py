@@ -392,10 +392,12 @@ class RankedHits(models.Model):
 
 
 class RankedGrades(models.Model):
-    """What NDCG needs of one result list's query under one consensus policy, packed as
-    big-endian float64: each hit's consensus grade in rank order (NaN while unjudged)
-    and every judged document's grade of the query, highest first (the ideal). Kept by
-    the triggers of QueryGrades; a list's evaluation reads one row per query."""
+    """What NDCG needs of one result list's query under one consensus policy, packed
+    big-endian: each hit's consensus grade in rank order (float64, NaN while unjudged)
+    and the query's judged grades as levels, highest first: each distinct grade
+    (``ideal``, float64) and how many judged documents have it (``ideal_documents``,
+    int32). Kept by the triggers of QueryGrades; a list's evaluation reads one row per
+    query."""
 
     result_list = models.ForeignKey(
         ResultList, on_delete=models.CASCADE, related_name="+", db_index=False
@@ -405,6 +407,7 @@ class RankedGrades(models.Model):
     graded = models.IntegerField(default=0, help_text="Current grades over all pairs.")
     ranked = models.BinaryField(default=b"")
     ideal = models.BinaryField(default=b"")
+    ideal_documents = models.BinaryField(default=b"")
 
     class Meta:
         verbose_name_plural = "ranked grades"

@@ -81,14 +81,14 @@ FROM (
 # same statement; when it fails, no row is read and the first column says so).
 STORED_RANKED_SQL = f"""
 SELECT ({CURRENT_SQL}) AS current,
-       string_agg(int8send(query_id), ''::bytea ORDER BY query_id),
-       string_agg(int4send(length(ranked) / 8), ''::bytea ORDER BY query_id),
+       string_agg(int8send(query_id) || int4send(length(ranked) / 8)
+                  || int4send(length(ideal) / 8) || int4send(graded), ''::bytea
+                  ORDER BY query_id),
        string_agg(ranked, ''::bytea ORDER BY query_id),
-       string_agg(int4send(length(ideal) / 8), ''::bytea ORDER BY query_id),
        string_agg(ideal, ''::bytea ORDER BY query_id),
-       string_agg(int4send(graded), ''::bytea ORDER BY query_id)
+       string_agg(ideal_documents, ''::bytea ORDER BY query_id)
 FROM (
-    SELECT query_id, graded, ideal,
+    SELECT query_id, graded, ideal, ideal_documents,
            CASE WHEN %(depth)s::int IS NULL THEN ranked
                 ELSE substring(ranked FROM 1 FOR 8 * %(depth)s) END AS ranked
     FROM judgements_rankedgrades
@@ -97,6 +97,10 @@ FROM (
       AND ({CURRENT_SQL})
 ) AS grades
 """
+# Each query's fixed-width part of STORED_RANKED_SQL.
+STORED_RANKED_HEADER = np.dtype(
+    [("query_id", ">i8"), ("ranked", ">i4"), ("levels", ">i4"), ("graded", ">i4")]
+)
 
 
 @dataclass(frozen=True)
@@ -270,19 +274,21 @@ def stored_result_list_grades(
         "depth": depth,
         "policy": policy,
     }
-    current, *columns = copy_row(STORED_RANKED_SQL, params)
+    current, header, ranked, levels, documents = copy_row(STORED_RANKED_SQL, params)
     if current is None or bytes(current) != b"\x01":
         return None
-    query_column, ranked_lengths, ranked, judged_lengths, judged, graded = columns
-    query_ids, offsets = _unpack_queries(query_column, ranked_lengths)
-    _, judged_offsets = _unpack_queries(query_column, judged_lengths)
+    queries = np.frombuffer(header or b"", dtype=STORED_RANKED_HEADER)
+    # The ideal comes as levels: each distinct grade, highest first, and its count.
+    counts = _unpack(documents, ">i4")
+    judged_so_far = np.r_[0, np.cumsum(counts)]
+    level_offsets = offsets_from_lengths(queries["levels"].astype(np.int64))
     return ResultListGrades(
-        query_ids=query_ids,
+        query_ids=queries["query_id"].astype(np.int64),
         ranked_grades=_unpack(ranked, ">f8"),
-        offsets=offsets,
-        judged_grades=_unpack(judged, ">f8"),
-        judged_offsets=judged_offsets,
-        judgements=_unpack(graded, ">i4").astype(np.int64),
+        offsets=offsets_from_lengths(queries["ranked"].astype(np.int64)),
+        judged_grades=np.repeat(_unpack(levels, ">f8"), counts),
+        judged_offsets=judged_so_far[level_offsets],
+        judgements=queries["graded"].astype(np.int64),
     )
 
 

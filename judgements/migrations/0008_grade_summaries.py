@@ -2,8 +2,8 @@ import django.db.models.deletion
 from django.db import migrations, models
 
 # What NDCG reads, packed (models QueryGrades, RankedHits, RankedGrades): per result
-# list, query and consensus policy, one row with each hit's grade in rank order and every
-# judged document's grade highest first. A list's evaluation is then one index range
+# list, query and consensus policy, one row with each hit's grade in rank order and the
+# query's judged grades highest first, as levels (each grade and its document count). A list's evaluation is then one index range
 # read of a row per query instead of every judged pair and every hit
 # (metrics.selectors.stored_result_list_grades); the documents in rank order serve
 # evaluations from the log.
@@ -100,54 +100,75 @@ BEGIN
         WHERE hit.query_id = ANY(changed_queries)
         GROUP BY hit.result_list_id, hit.query_id
     ),
-    ideal AS (
+    totals AS (
         SELECT locked.query_id,
                coalesce(sum(pair.graded), 0)::integer AS graded,
-               count(pair.query_id)::integer AS judged,
-               coalesce(string_agg(float8send(pair.mean), ''::bytea
-                                   ORDER BY pair.mean DESC), '') AS mean,
-               coalesce(string_agg(float8send(pair.median), ''::bytea
-                                   ORDER BY pair.median DESC), '') AS median,
-               coalesce(string_agg(float8send(pair.majority), ''::bytea
-                                   ORDER BY pair.majority DESC), '') AS majority,
-               coalesce(string_agg(float8send(pair.quepid), ''::bytea
-                                   ORDER BY pair.quepid DESC), '') AS quepid
+               count(pair.query_id)::integer AS judged
         FROM unnest(changed_queries) AS locked (query_id)
         LEFT JOIN judgements_pairgrade pair
             ON pair.query_id = locked.query_id AND pair.graded > 0
         GROUP BY locked.query_id
     ),
-    counted AS (
-        SELECT ranked.result_list_id, ranked.query_id, policy.name AS policy, ideal.graded,
-               policy.ranked, policy.ideal
-        FROM ranked
-        JOIN ideal USING (query_id)
+    -- The ideal as levels: each distinct consensus grade, highest first, and how many
+    -- judged documents have it. Far shorter than every grade, and numpy's repeat gives
+    -- back every grade exactly.
+    levels AS (
+        SELECT pair.query_id, policy.name AS policy, policy.grade, count(*)::integer AS documents
+        FROM judgements_pairgrade pair
         CROSS JOIN LATERAL (VALUES
-            ('mean', ranked.mean, ideal.mean),
-            ('median', ranked.median, ideal.median),
-            ('majority', ranked.majority, ideal.majority),
-            ('quepid', ranked.quepid, ideal.quepid)
-        ) AS policy (name, ranked, ideal)
+            ('mean', pair.mean),
+            ('median', pair.median),
+            ('majority', pair.majority),
+            ('quepid', pair.quepid)
+        ) AS policy (name, grade)
+        WHERE pair.query_id = ANY(changed_queries) AND pair.graded > 0
+        GROUP BY pair.query_id, policy.name, policy.grade
+    ),
+    ideal AS (
+        SELECT levels.query_id, levels.policy,
+               string_agg(float8send(levels.grade), ''::bytea ORDER BY levels.grade DESC)
+                   AS grades,
+               string_agg(int4send(levels.documents), ''::bytea ORDER BY levels.grade DESC)
+                   AS documents
+        FROM levels
+        GROUP BY levels.query_id, levels.policy
+    ),
+    counted AS (
+        SELECT ranked.result_list_id, ranked.query_id, policy.name AS policy, totals.graded,
+               policy.ranked, coalesce(ideal.grades, '') AS ideal,
+               coalesce(ideal.documents, '') AS ideal_documents
+        FROM ranked
+        JOIN totals USING (query_id)
+        CROSS JOIN LATERAL (VALUES
+            ('mean', ranked.mean),
+            ('median', ranked.median),
+            ('majority', ranked.majority),
+            ('quepid', ranked.quepid)
+        ) AS policy (name, ranked)
+        LEFT JOIN ideal ON ideal.query_id = ranked.query_id AND ideal.policy = policy.name
     ),
     summary_updated AS (
         UPDATE judgements_querygrades summary
-        SET graded = ideal.graded, judged = ideal.judged
-        FROM ideal
-        WHERE summary.query_id = ideal.query_id
-          AND (summary.graded, summary.judged) IS DISTINCT FROM (ideal.graded, ideal.judged)
+        SET graded = totals.graded, judged = totals.judged
+        FROM totals
+        WHERE summary.query_id = totals.query_id
+          AND (summary.graded, summary.judged) IS DISTINCT FROM (totals.graded, totals.judged)
     ),
     updated AS (
         UPDATE judgements_rankedgrades grades
-        SET graded = counted.graded, ranked = counted.ranked, ideal = counted.ideal
+        SET graded = counted.graded, ranked = counted.ranked, ideal = counted.ideal,
+            ideal_documents = counted.ideal_documents
         FROM counted
         WHERE grades.result_list_id = counted.result_list_id
           AND grades.query_id = counted.query_id AND grades.policy = counted.policy
-          AND (grades.graded, grades.ranked, grades.ideal)
-              IS DISTINCT FROM (counted.graded, counted.ranked, counted.ideal)
+          AND (grades.graded, grades.ranked, grades.ideal, grades.ideal_documents)
+              IS DISTINCT FROM (counted.graded, counted.ranked, counted.ideal,
+                                counted.ideal_documents)
     )
-    INSERT INTO judgements_rankedgrades (result_list_id, query_id, policy, graded, ranked, ideal)
+    INSERT INTO judgements_rankedgrades
+        (result_list_id, query_id, policy, graded, ranked, ideal, ideal_documents)
     SELECT counted.result_list_id, counted.query_id, counted.policy, counted.graded,
-           counted.ranked, counted.ideal
+           counted.ranked, counted.ideal, counted.ideal_documents
     FROM counted
     WHERE add_missing
       AND NOT EXISTS (
@@ -224,6 +245,7 @@ ALTER TABLE judgements_rankedgrades SET (toast_tuple_target = 8160);
 ALTER TABLE judgements_rankedhits ALTER COLUMN documents SET STORAGE EXTERNAL;
 ALTER TABLE judgements_rankedgrades ALTER COLUMN ranked SET STORAGE EXTERNAL;
 ALTER TABLE judgements_rankedgrades ALTER COLUMN ideal SET STORAGE EXTERNAL;
+ALTER TABLE judgements_rankedgrades ALTER COLUMN ideal_documents SET STORAGE EXTERNAL;
 """
 
 
@@ -289,6 +311,7 @@ class Migration(migrations.Migration):
                 ),
                 ("ranked", models.BinaryField(default=b"")),
                 ("ideal", models.BinaryField(default=b"")),
+                ("ideal_documents", models.BinaryField(default=b"")),
                 (
                     "query",
                     models.ForeignKey(

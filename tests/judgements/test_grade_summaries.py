@@ -1,4 +1,5 @@
 import datetime as dt
+from collections import Counter
 from io import StringIO
 
 import numpy as np
@@ -62,11 +63,13 @@ def expected_summaries(project) -> tuple[dict, dict, dict]:
             ranked = [
                 getattr(by_document[d], policy) if d in by_document else np.nan for d in documents
             ]
-            ideal = sorted((getattr(p, policy) for p in judged.get(query, [])), reverse=True)
+            levels = Counter(getattr(p, policy) for p in judged.get(query, []))
+            ideal = sorted(levels, reverse=True)
             grade_rows[(result_list, query, policy)] = (
                 query_rows[query][0],
                 packed(ranked, ">f8"),
                 packed(ideal, ">f8"),
+                packed([levels[grade] for grade in ideal], ">i4"),
             )
     return query_rows, hit_rows, grade_rows
 
@@ -85,6 +88,7 @@ def stored_summaries(project) -> tuple[dict, dict, dict]:
             row.graded,
             bytes(row.ranked),
             bytes(row.ideal),
+            bytes(row.ideal_documents),
         )
         for row in RankedGrades.objects.filter(query__project=project)
     }
@@ -159,6 +163,7 @@ def test_a_grade_updates_every_list_of_its_query(project, query_with_hits, rater
     ranked = np.frombuffer(bytes(row.ranked), dtype=">f8")
     assert ranked[-1] == 1.5 and np.isnan(ranked[:-1]).all()
     assert np.frombuffer(bytes(row.ideal), dtype=">f8").tolist() == [1.5]
+    assert np.frombuffer(bytes(row.ideal_documents), dtype=">i4").tolist() == [1]
     assert row.graded == 2
     assert_summaries_match(project)
 
