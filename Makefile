@@ -38,6 +38,7 @@ e2e: $(STAMP)
 bench: $(VENV)/.installed-bench
 	$(PY) tests/bench/bench_metrics_core.py
 	$(PY) tests/bench/bench_queue.py
+	$(PY) tests/bench/bench_new_list.py
 	$(PY) tests/bench/bench_dashboards.py
 	$(PY) tests/bench/bench_export.py
 	$(PY) tests/bench/bench_searchlogs.py
