@@ -80,12 +80,15 @@ def result_list_evaluate(
     return grades, _evaluated(grades, spec)
 
 
-def result_lists_evaluate(result_lists, spec: MetricSpec, *, as_of) -> dict:
+def result_lists_evaluate(result_lists, spec: MetricSpec, *, as_of, pairs=None) -> dict:
     """``result_list_evaluate`` of several lists of one project, by list id; the log is
-    replayed at most once, for the lists whose packed grades do not hold as of ``as_of``."""
-    evaluated, pairs = {}, None
+    replayed at most once, for the lists whose packed grades do not hold as of ``as_of``
+    (``pairs``, given, are used for every list)."""
+    evaluated = {}
     for result_list in result_lists:
-        grades = _packed_grades(result_list, spec, as_of=as_of, query_ids=None)
+        grades = None
+        if pairs is None:
+            grades = _packed_grades(result_list, spec, as_of=as_of, query_ids=None)
         if grades is None:
             if pairs is None:
                 pairs = selectors.logged_pair_grades(

@@ -77,14 +77,15 @@ class Evaluation:
 
 
 def list_evaluations(
-    project: Project, spec: MetricSpec, *, as_of: dt.datetime | None, result_lists
+    project: Project, spec: MetricSpec, *, as_of: dt.datetime | None, result_lists, pairs=None
 ) -> list[Evaluation]:
-    """Evaluate ``result_lists`` (in their order): stored values where current, else computed."""
+    """Evaluate ``result_lists`` (in their order): stored values where current, else
+    computed (from ``pairs``, the grades as of ``as_of``, when given)."""
     found = {} if as_of is not None else _stored_evaluations(project, spec, result_lists)
     missing = [result_list for result_list in result_lists if result_list.pk not in found]
     if missing:
         moment = as_of or timezone.now()
-        evaluated = services.result_lists_evaluate(missing, spec, as_of=moment)
+        evaluated = services.result_lists_evaluate(missing, spec, as_of=moment, pairs=pairs)
         for result_list in missing:
             found[result_list.pk] = _computed(result_list, moment, *evaluated[result_list.pk])
     return [found[result_list.pk] for result_list in result_lists]

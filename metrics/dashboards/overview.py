@@ -9,6 +9,8 @@ from django.db.models import Count, Sum, Value
 from django.db.models.functions import Least
 
 from judgements.models import Project, QueuePair, ResultList
+from metrics import selectors
+from metrics.core.segments import sorted_lookup
 from metrics.core.stats import ConfidenceInterval, bootstrap_mean_cis
 from metrics.dashboards.evaluations import (
     Evaluation,
@@ -36,29 +38,11 @@ CROSS JOIN LATERAL (
 ) point
 """
 
-POOL_SQL = """
-WITH pool AS (
-    SELECT DISTINCT hit.query_id, hit.document_id
-    FROM judgements_hit hit
-    JOIN judgements_resultlist run ON run.id = hit.result_list_id
-    WHERE run.project_id = %(project)s AND hit.rank <= %(depth)s
-),
-latest AS (
-    SELECT DISTINCT ON (j.query_id, j.document_id, j.rater_id) j.query_id, j.document_id, j.kind
-    FROM judgements_judgement j
-    JOIN pool USING (query_id, document_id)
-    WHERE j.created_at <= %(as_of)s
-    ORDER BY j.query_id, j.document_id, j.rater_id, j.created_at DESC, j.id DESC
-),
-graded AS (
-    SELECT query_id, document_id, count(*) AS grades
-    FROM latest WHERE kind = 'grade'
-    GROUP BY query_id, document_id
-)
--- LEAST ignores NULL, so a pair without grades must count 0 explicitly.
-SELECT count(*), coalesce(sum(least(coalesce(graded.grades, 0), %(wanted)s)), 0)
-FROM pool LEFT JOIN graded USING (query_id, document_id)
+# The pool's pairs, as the progress bar counts them now.
+POOL_PAIRS_SQL = """
+SELECT query_id, document_id FROM judgements_queuepair WHERE project_id = %(project)s
 """
+POOL_PAIR_COLUMNS = [("query_id", ">i8"), ("document_id", ">i8")]
 
 
 @dataclass(frozen=True)
@@ -148,12 +132,19 @@ class Overview:
 def project_overview(project: Project, spec: MetricSpec, *, as_of: dt.datetime | None) -> Overview:
     """Every result list's mean with its interval, the pool's progress and the charts' data."""
     result_lists = list(project.result_lists.order_by("captured_at", "name"))
+    # A past moment's grades are replayed from the log once, for the lists and the pool.
+    pairs = None
+    if as_of is not None:
+        pairs = selectors.pair_grades(project.pk, as_of=as_of, policy=spec.consensus)
     summaries = None if as_of is not None else stored_summaries(project, spec, result_lists)
     if summaries is None:
-        summaries = computed_summaries(project, spec, as_of=as_of, result_lists=result_lists)
+        summaries = computed_summaries(
+            project, spec, as_of=as_of, result_lists=result_lists, pairs=pairs
+        )
     series_spec = project_spec(project)
     series = mean_series(project, series_spec, as_of=as_of)
-    return Overview(spec, summaries, pool_progress(project, as_of=as_of), series_spec, series)
+    pool = pool_progress(project, as_of=as_of, pairs=pairs)
+    return Overview(spec, summaries, pool, series_spec, series)
 
 
 def stored_summaries(project, spec, result_lists) -> list[ListSummary] | None:
@@ -196,9 +187,12 @@ def _stored_summary(result_list, point, moment) -> ListSummary:
     )
 
 
-def computed_summaries(project, spec, *, as_of, result_lists) -> list[ListSummary]:
-    """Every list's line from its per-query values (stored where current, else computed)."""
-    evaluations = list_evaluations(project, spec, as_of=as_of, result_lists=result_lists)
+def computed_summaries(project, spec, *, as_of, result_lists, pairs=None) -> list[ListSummary]:
+    """Every list's line from its per-query values (stored where current, else computed,
+    from ``pairs`` when given)."""
+    evaluations = list_evaluations(
+        project, spec, as_of=as_of, result_lists=result_lists, pairs=pairs
+    )
     return [
         ListSummary.from_evaluation(evaluation, interval)
         for evaluation, interval in zip(evaluations, _intervals(evaluations), strict=True)
@@ -254,21 +248,27 @@ def mean_series(
     return [SeriesPoint(*row) for row in rows]
 
 
-def pool_progress(project: Project, *, as_of: dt.datetime | None) -> PoolProgress:
+def pool_progress(
+    project: Project, *, as_of: dt.datetime | None, pairs: selectors.PairGrades | None = None
+) -> PoolProgress:
     """Pairs in the pool, and current grades counted up to ``judges_per_pair`` per pair.
 
     Now, the queue's pool table (kept current by triggers on every write) has the
-    counts; a past moment needs the judgement log itself.
+    counts. A past moment counts the grades each of the same pairs had then, from
+    ``pairs`` (read here unless given): which pairs are pooled depends on the result
+    lists and the pool depth, not on the moment.
     """
     wanted = project.judges_per_pair
     if as_of is None:
         totals = QueuePair.objects.filter(project=project).aggregate(
             pairs=Count("pk"), collected=Sum(Least("grades", Value(wanted)))
         )
-        pairs, collected = totals["pairs"], totals["collected"] or 0
-    else:
-        params = {"project": project.pk, "depth": project.pool_depth, "as_of": as_of}
-        with connection.cursor() as cursor:
-            cursor.execute(POOL_SQL, {**params, "wanted": wanted})
-            pairs, collected = cursor.fetchone()
-    return PoolProgress(int(pairs), int(collected), wanted, project.pool_depth)
+        return PoolProgress(totals["pairs"], totals["collected"] or 0, wanted, project.pool_depth)
+    if pairs is None:
+        pairs = selectors.pair_grades(project.pk, as_of=as_of, policy="mean")
+    pool = selectors.copy_rows(POOL_PAIRS_SQL, {"project": project.pk}, POOL_PAIR_COLUMNS)
+    keys = selectors.pair_keys(pool["query_id"], pool["document_id"])
+    # A pair without a grade is not among ``pairs``: NaN, counted 0.
+    grades = np.nan_to_num(sorted_lookup(pairs.keys, pairs.raters.astype(np.float64), keys))
+    collected = int(np.minimum(grades, wanted).sum())
+    return PoolProgress(len(pool), collected, wanted, project.pool_depth)

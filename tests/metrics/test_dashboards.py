@@ -8,7 +8,7 @@ import pytest
 import time_machine
 from django.core.management import call_command
 
-from judgements.models import Hit, Judgement, Project
+from judgements.models import Hit, Judgement, Project, QueueRequest
 from metrics import dashboards
 from metrics.core import ndcg
 from metrics.core.agreement import krippendorff_alpha
@@ -240,6 +240,21 @@ def test_pool_progress_now_from_the_queue_table_equals_the_count_from_the_log(ca
 
     assert now == from_log
     assert now.collected == 22
+
+
+def test_pool_progress_as_of_a_moment_counts_a_pair_sent_back_as_now_does(camping, analyst):
+    # d4 is fourth for tent in "old" and in "new": below the pool depth of 3, pooled
+    # only once an analyst asks for one more grade.
+    query = camping.queries.get(text="tent")
+    document = camping.documents.get(external_id="D4")
+    QueueRequest.objects.create(
+        project=camping, query=query, document=document, wanted=2, requested_by=analyst
+    )
+
+    now = pool_progress(camping, as_of=None)
+
+    assert now.pairs == 14
+    assert pool_progress(camping, as_of=LATER) == now
 
 
 def test_pool_progress_as_of_a_moment_counts_only_grades_given_by_then(camping):
