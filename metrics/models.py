@@ -5,6 +5,25 @@ from django.utils import timezone
 
 from judgements.models import Query, ResultList
 
+# Every stored field of a point but its key (list, query, metric, moment): what an
+# upsert of points replaces.
+POINT_FIELDS = [
+    "value",
+    "dcg",
+    "idcg",
+    "judged",
+    "retrieved",
+    "judgements",
+    "queries",
+    "zero_idcg",
+    "computed_at",
+    "ci_low",
+    "ci_high",
+    "ci_confidence",
+    "ci_resamples",
+    "ci_seed",
+]
+
 
 class MetricPoint(models.Model):
     """One metric value of a result list as of a moment of the judgement log.

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from metrics import selectors
 from metrics.core import replay
+from metrics.models import POINT_FIELDS
 
 # Binary COPY sends timestamptz as microseconds since this moment.
 POSTGRES_EPOCH = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
@@ -140,19 +141,7 @@ ON CONFLICT (result_list_id, query_id, metric, as_of) DO UPDATE
 SET {updates}
 """.format(
     measures=", ".join(MEASURES),
-    updates=", ".join(
-        f"{field} = EXCLUDED.{field}"
-        for field in [
-            *MEASURES,
-            "queries",
-            "computed_at",
-            "ci_low",
-            "ci_high",
-            "ci_confidence",
-            "ci_resamples",
-            "ci_seed",
-        ]
-    ),
+    updates=", ".join(f"{field} = EXCLUDED.{field}" for field in POINT_FIELDS),
 )
 # As services.LATEST_UPSERT_SQL: a newer latest point is left alone. Such points are
 # also left out before the insert, which would otherwise lock every row of the list

@@ -12,7 +12,7 @@ from judgements.models import Project, ResultList
 from metrics import buckets, replay, selectors
 from metrics.core import ndcg_batch
 from metrics.core.stats import ConfidenceInterval, bootstrap_mean_ci, bootstrap_mean_cis
-from metrics.models import LatestMetricPoint, MetricPoint, StaleQuery
+from metrics.models import POINT_FIELDS, LatestMetricPoint, MetricPoint, StaleQuery
 from metrics.registry import MetricSpec, stored_specs
 
 # The interval stored with every overall point, and shown by the overview: 1,000
@@ -22,22 +22,6 @@ INTERVAL_CONFIDENCE = 0.95
 INTERVAL_RESAMPLES = 1_000
 INTERVAL_SEED = 0
 
-POINT_FIELDS = [
-    "value",
-    "dcg",
-    "idcg",
-    "judged",
-    "retrieved",
-    "judgements",
-    "queries",
-    "zero_idcg",
-    "computed_at",
-    "ci_low",
-    "ci_high",
-    "ci_confidence",
-    "ci_resamples",
-    "ci_seed",
-]
 LATEST_FIELDS = ["as_of", "value", "dcg", "idcg", "judged", "retrieved", "judgements", "zero_idcg"]
 
 # Copies per-query points into LatestMetricPoint unless a newer point is there already.
@@ -66,17 +50,7 @@ def result_list_evaluate(
     packed when they hold as of ``as_of``, else from the judgement log; ``pairs`` may be
     passed in when several result lists are evaluated against the log's grades.
     """
-    grades = None
-    if pairs is None:
-        grades = _packed_grades(result_list, spec, as_of=as_of, query_ids=query_ids)
-    if grades is None:
-        if pairs is None:
-            pairs = selectors.logged_pair_grades(
-                result_list.project_id, as_of=as_of, policy=spec.consensus, query_ids=query_ids
-            )
-        grades = selectors.result_list_grades(
-            result_list.pk, pairs, depth=_depth(spec), query_ids=query_ids
-        )
+    grades, _ = _list_grades(result_list, spec, as_of=as_of, pairs=pairs, query_ids=query_ids)
     return grades, _evaluated(grades, spec)
 
 
@@ -86,34 +60,42 @@ def result_lists_evaluate(result_lists, spec: MetricSpec, *, as_of, pairs=None) 
     (``pairs``, given, are used for every list)."""
     evaluated = {}
     for result_list in result_lists:
-        grades = None
-        if pairs is None:
-            grades = _packed_grades(result_list, spec, as_of=as_of, query_ids=None)
-        if grades is None:
-            if pairs is None:
-                pairs = selectors.logged_pair_grades(
-                    result_list.project_id, as_of=as_of, policy=spec.consensus
-                )
-            grades = selectors.result_list_grades(result_list.pk, pairs, depth=_depth(spec))
+        grades, pairs = _list_grades(result_list, spec, as_of=as_of, pairs=pairs, query_ids=None)
         evaluated[result_list.pk] = grades, _evaluated(grades, spec)
     return evaluated
+
+
+def _list_grades(result_list, spec, *, as_of, pairs, query_ids):
+    """The list's grades, and the pair grades they were laid out from (None if packed).
+
+    Packed when no ``pairs`` are given and the packed rows hold as of ``as_of`` (no
+    event of the project is dated later); otherwise from ``pairs``, replayed from the
+    log when not given.
+    """
+    if pairs is None:
+        packed = selectors.stored_result_list_grades(
+            result_list.pk,
+            result_list.project_id,
+            as_of=as_of,
+            policy=spec.consensus,
+            depth=_depth(spec),
+            query_ids=query_ids,
+        )
+        if packed is not None:
+            return packed, None
+        pairs = selectors.logged_pair_grades(
+            result_list.project_id, as_of=as_of, policy=spec.consensus, query_ids=query_ids
+        )
+    grades = selectors.result_list_grades(
+        result_list.pk, pairs, depth=_depth(spec), query_ids=query_ids
+    )
+    return grades, pairs
 
 
 def _depth(spec: MetricSpec) -> int | None:
     """Hits read per query: only the top k is needed unless unjudged hits are removed
     first or the ideal is built from every returned hit."""
     return spec.k if spec.unjudged == "zero" and spec.ideal == "judged" else None
-
-
-def _packed_grades(result_list, spec, *, as_of, query_ids):
-    return selectors.stored_result_list_grades(
-        result_list.pk,
-        result_list.project_id,
-        as_of=as_of,
-        policy=spec.consensus,
-        depth=_depth(spec),
-        query_ids=query_ids,
-    )
 
 
 def _evaluated(grades, spec: MetricSpec):
