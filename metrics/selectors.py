@@ -210,7 +210,7 @@ def ranked_documents(
     params = {"result_list": result_list_id, "queries": query_ids, "depth": depth}
     query_column, length_column, document_column = copy_row(RANKED_DOCUMENTS_SQL, params)
     query_ids, offsets = _unpack_queries(query_column, length_column)
-    return RankedDocuments(query_ids, offsets, _unpack(document_column, ">i8"))
+    return RankedDocuments(query_ids, offsets, unpacked(document_column, ">i8"))
 
 
 def result_list_grades(
@@ -279,27 +279,27 @@ def stored_result_list_grades(
         return None
     queries = np.frombuffer(header or b"", dtype=STORED_RANKED_HEADER)
     # The ideal comes as levels: each distinct grade, highest first, and its count.
-    counts = _unpack(documents, ">i4")
+    counts = unpacked(documents, ">i4")
     judged_so_far = np.r_[0, np.cumsum(counts)]
     level_offsets = offsets_from_lengths(queries["levels"].astype(np.int64))
     return ResultListGrades(
         query_ids=queries["query_id"].astype(np.int64),
-        ranked_grades=_unpack(ranked, ">f8"),
+        ranked_grades=unpacked(ranked, ">f8"),
         offsets=offsets_from_lengths(queries["ranked"].astype(np.int64)),
-        judged_grades=np.repeat(_unpack(levels, ">f8"), counts),
+        judged_grades=np.repeat(unpacked(levels, ">f8"), counts),
         judged_offsets=judged_so_far[level_offsets],
         judgements=queries["graded"].astype(np.int64),
     )
 
 
-def _unpack(column: bytes | None, kind: str) -> np.ndarray:
+def unpacked(column: bytes | None, kind: str) -> np.ndarray:
     """A packed column as a native numpy array (empty for SQL NULL: no rows)."""
     return np.frombuffer(column or b"", dtype=kind).astype(kind[1:])
 
 
 def _unpack_queries(query_column, length_column) -> tuple[np.ndarray, np.ndarray]:
-    query_ids = _unpack(query_column, ">i8").astype(np.int64)
-    lengths = _unpack(length_column, ">i4").astype(np.int64)
+    query_ids = unpacked(query_column, ">i8").astype(np.int64)
+    lengths = unpacked(length_column, ">i4").astype(np.int64)
     return query_ids, offsets_from_lengths(lengths)
 
 

@@ -19,7 +19,7 @@ from django.db import connection
 from django.utils import timezone
 
 from judgements.models import Judgement, Project, ResultList
-from metrics import services
+from metrics import selectors, services
 from metrics.core.segments import sorted_lookup
 from metrics.models import StaleQuery
 from metrics.registry import MetricSpec, stored_specs
@@ -143,7 +143,7 @@ def _stored_evaluations(project, spec, result_lists) -> dict[int, Evaluation]:
 
 def _unpacked(result_list, columns, as_of) -> Evaluation:
     query_ids, ndcg, dcg, idcg, judged, retrieved = (
-        np.frombuffer(column, dtype=kind).astype(kind[1:])
+        selectors.unpacked(column, kind)
         for column, kind in zip(columns, STORED_TYPES, strict=True)
     )
     return Evaluation(
