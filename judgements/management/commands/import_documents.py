@@ -1,8 +1,7 @@
 from django.core.management.base import BaseCommand
 
 from judgements import services
-from judgements.importers.progress import ProgressBar
-from judgements.management.commands.import_judgements import project_named, run_import, size
+from judgements.management.commands.import_judgements import import_file, project_named
 
 
 class Command(BaseCommand):
@@ -14,12 +13,11 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         project = project_named(options["project"])
-        with open(options["file"], "rb") as upload:
-            result = run_import(
-                self,
-                services.document_import,
-                project=project,
-                upload=ProgressBar(self.stderr, total=size(upload)).chunks(upload),
-            )
+        result = import_file(
+            self,
+            services.document_import,
+            options["file"],
+            project=project,
+        )
         message = f"Read {result.rows} documents: {result.created} new, {result.updated} updated."
         self.stdout.write(self.style.SUCCESS(message))

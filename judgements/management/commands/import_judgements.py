@@ -25,12 +25,12 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         project = project_named(options["project"])
         uploaded_by = user_named(options["user"])
-        with open(options["file"], "rb") as upload, optional(options["queries"]) as queries:
-            result = run_import(
+        with optional(options["queries"]) as queries:
+            result = import_file(
                 self,
                 services.judgement_import,
+                options["file"],
                 project=project,
-                upload=ProgressBar(self.stderr, total=size(upload)).chunks(upload),
                 file_format=options["format"],
                 uploaded_by=uploaded_by,
                 query_map=chunks(queries),
@@ -68,6 +68,13 @@ def optional(path: str | None):
 
 def chunks(file):
     return iter(lambda: file.read(1 << 20), b"") if file else None
+
+
+def import_file(command: BaseCommand, service, path: str, **arguments):
+    """``run_import`` of the file at ``path``, read in chunks behind a progress bar."""
+    with open(path, "rb") as upload:
+        read = ProgressBar(command.stderr, total=size(upload)).chunks(upload)
+        return run_import(command, service, upload=read, **arguments)
 
 
 def run_import(command: BaseCommand, service, **arguments):

@@ -1,8 +1,7 @@
 from django.core.management.base import BaseCommand
 
 from judgements import importers, services
-from judgements.importers.progress import ProgressBar
-from judgements.management.commands.import_judgements import project_named, run_import, size
+from judgements.management.commands.import_judgements import import_file, project_named
 
 
 class Command(BaseCommand):
@@ -15,13 +14,12 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         project = project_named(options["project"])
-        with open(options["file"], "rb") as upload:
-            result = run_import(
-                self,
-                services.query_import,
-                project=project,
-                upload=ProgressBar(self.stderr, total=size(upload)).chunks(upload),
-                file_format=options["format"],
-            )
+        result = import_file(
+            self,
+            services.query_import,
+            options["file"],
+            project=project,
+            file_format=options["format"],
+        )
         message = f"Read {result.rows} queries: {result.created} new, the others known already."
         self.stdout.write(self.style.SUCCESS(message))

@@ -1,13 +1,11 @@
 from django.core.management.base import BaseCommand
 
 from judgements import importers, services
-from judgements.importers.progress import ProgressBar
 from judgements.management.commands.import_judgements import (
     chunks,
+    import_file,
     optional,
     project_named,
-    run_import,
-    size,
     user_named,
 )
 
@@ -28,12 +26,12 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         project = project_named(options["project"])
-        with open(options["file"], "rb") as upload, optional(options["queries"]) as queries:
-            result = run_import(
+        with optional(options["queries"]) as queries:
+            result = import_file(
                 self,
                 services.result_list_import,
+                options["file"],
                 project=project,
-                upload=ProgressBar(self.stderr, total=size(upload)).chunks(upload),
                 file_format=options["format"],
                 uploaded_by=user_named(options["user"]),
                 name=options["name"],

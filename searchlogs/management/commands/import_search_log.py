@@ -1,7 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from judgements.importers.progress import ProgressBar
-from judgements.management.commands.import_judgements import project_named, run_import, size
+from judgements.management.commands.import_judgements import import_file, project_named
 from searchlogs import services
 
 
@@ -17,13 +16,12 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         project = project_named(options["project"])
-        with open(options["file"], "rb") as upload:
-            result = run_import(
-                self,
-                services.search_log_ingest,
-                project=project,
-                upload=ProgressBar(self.stderr, total=size(upload)).chunks(upload),
-            )
+        result = import_file(
+            self,
+            services.search_log_ingest,
+            options["file"],
+            project=project,
+        )
         kinds = ", ".join(f"{count} {kind}s" for kind, count in result.kinds.items())
         message = (
             f"Read {result.rows} events ({kinds}): {result.created} stored, "
