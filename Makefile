@@ -7,6 +7,8 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_ARGS ?=
+# Settings default DEBUG off (production); the development targets turn it on.
+export DEBUG ?= 1
 
 .PHONY: run test e2e bench lint format db-stop clean
 

@@ -20,11 +20,16 @@ def envlist(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.getenv(name, default).split(",") if item.strip()]
 
 
-DEBUG = envbool("DEBUG", "True")
-SECRET_KEY = os.getenv("SECRET_KEY", "")
+# Off unless asked for: a deployment that forgets the variable must not serve
+# tracebacks and settings. `make run`, `make test` and the test suite turn it on.
+DEBUG = envbool("DEBUG", "False")
+SECRET_KEY = os.getenv("SECRET_KEY", "").strip()
 if not SECRET_KEY:
     if not DEBUG:
-        raise SystemExit("Set SECRET_KEY: it is required when DEBUG is off.")
+        raise SystemExit(
+            "Set SECRET_KEY (not blank): it is required when DEBUG is off. "
+            "For development, DEBUG=1 uses a fixed insecure key."
+        )
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"
 
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "127.0.0.1,localhost")
