@@ -43,6 +43,16 @@ class IdealSource(models.TextChoices):
     RETURNED = "returned", "returned hits only"
 
 
+class IdealDepth(models.TextChoices):
+    CUT = "cut", "cut at k"
+    FULL = "full", "all judged grades"
+
+
+class Unjudged(models.TextChoices):
+    ZERO = "zero", "count as irrelevant"
+    REMOVE = "remove", "drop from the ranking"
+
+
 class Consensus(models.TextChoices):
     """How a pair's current grades become one grade: see metrics/core/consensus.py."""
 
@@ -72,6 +82,12 @@ class Project(models.Model):
     )
     metric_ideal = models.CharField(
         "ideal", max_length=16, choices=IdealSource, default=IdealSource.JUDGED
+    )
+    metric_ideal_depth = models.CharField(
+        "ideal depth", max_length=16, choices=IdealDepth, default=IdealDepth.CUT
+    )
+    metric_unjudged = models.CharField(
+        "unjudged hits", max_length=16, choices=Unjudged, default=Unjudged.ZERO
     )
     consensus = models.CharField(max_length=16, choices=Consensus, default=Consensus.MEAN)
     raters = models.ManyToManyField(
@@ -139,6 +155,11 @@ def scale_errors(scale) -> list[str]:
 class Query(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="queries")
     text = models.CharField(max_length=500)
+    external_id = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="The team's own query id (a TREC qid), unique in the project when given.",
+    )
     description = models.TextField(blank=True, help_text="The information need, for raters.")
     created_at = models.DateTimeField(default=timezone.now)
 
@@ -147,6 +168,11 @@ class Query(models.Model):
         ordering = ["project", "text"]
         constraints = [
             models.UniqueConstraint(fields=["project", "text"], name="query_unique_text"),
+            models.UniqueConstraint(
+                fields=["project", "external_id"],
+                condition=~models.Q(external_id=""),
+                name="query_unique_external_id",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -81,6 +81,8 @@ def project_spec(project) -> MetricSpec:
         gain=project.metric_gain,
         discount=project.metric_discount,
         ideal=project.metric_ideal,
+        ideal_depth=project.metric_ideal_depth,
+        unjudged=project.metric_unjudged,
         consensus=project.consensus,
     )
 
