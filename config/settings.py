@@ -129,6 +129,9 @@ TASK_BACKENDS = {
     "database": "django_tasks_db.DatabaseBackend",
 }
 TASKS = {"default": {"BACKEND": TASK_BACKENDS[os.getenv("TASKS_BACKEND", "immediate")]}}
+# Uploads larger than this (pages and API) are imported by a background task, so that
+# the request returns at once however long the import takes; smaller ones in the request.
+UPLOAD_BACKGROUND_BYTES = envint("UPLOAD_BACKGROUND_BYTES", str(4 << 20))
 
 # The API: tokens for scripts, sessions for the browser (token first, so that an
 # anonymous request gets 401 with a WWW-Authenticate header rather than 403).

@@ -1,0 +1,262 @@
+"""Background jobs: large uploads and deletions run as a task (django.tasks).
+
+The request stores the job (and the uploaded file, in blocks, in the database, so
+that a worker in another container can read it), queues the task once its
+transaction commits, and returns at once. The task runs the same import service a
+small upload runs in the request, all or nothing, and reports how far it got on the
+job's row through a database connection of its own, which the page and the API poll.
+In development and tests the immediate backend runs the task in-process; in
+production a ``db_worker`` process of django-tasks-db does.
+"""
+
+import logging
+import time
+from collections.abc import Iterable, Iterator
+
+from django.core.exceptions import ValidationError
+from django.db import connection, transaction
+from django.utils import timezone
+
+from judgements import bulk
+from judgements.api.errors import import_errors
+from judgements.importers import ImportRejected, LineError
+from judgements.importers.progress import ProgressBar
+from judgements.models import Job, JobUpload, Project, ResultList
+from judgements.uploads import UPLOADS, summary
+
+logger = logging.getLogger(__name__)
+
+BLOCK_BYTES = 1 << 20
+# Blocks written per INSERT while a file is stored: a few megabytes in memory at most.
+BLOCKS_PER_INSERT = 4
+ACTIVE = (Job.Status.QUEUED, Job.Status.RUNNING)
+# A running job that has not reported for this long has lost its worker.
+STALLED_AFTER = 600
+
+
+def job_start(
+    *,
+    kind: str,
+    label: str,
+    user,
+    project: Project | None,
+    options: dict | None = None,
+    files: dict | None = None,
+    total: int = 0,
+) -> Job:
+    """Store a job (and its uploaded ``files``, by part) and queue it to run.
+
+    The task is queued when the transaction commits, so that the worker finds the
+    job's rows. Returns the job; with the immediate backend it has run by then.
+    """
+    from judgements.tasks import job_run
+
+    files = files or {}
+    with transaction.atomic():
+        job = Job.objects.create(
+            kind=kind,
+            label=label[:300],
+            project=project,
+            options=options or {},
+            created_by=user if user and user.is_authenticated else None,
+            total=total or (files["file"].size if "file" in files else 0),
+        )
+        for part, upload in files.items():
+            if upload is not None:
+                _store(job, part, upload.chunks(BLOCK_BYTES))
+        transaction.on_commit(lambda: job_run.enqueue(str(job.pk)))
+    return job
+
+
+def _store(job: Job, part: str, chunks: Iterable[bytes]) -> None:
+    blocks = []
+    for number, data in enumerate(chunks):
+        blocks.append(JobUpload(job=job, part=part, number=number, data=data))
+        if len(blocks) >= BLOCKS_PER_INSERT:
+            JobUpload.objects.bulk_create(blocks)
+            blocks = []
+    JobUpload.objects.bulk_create(blocks)
+
+
+def stored_chunks(job_id, part: str, progress: "JobProgress | None" = None) -> Iterator[bytes]:
+    """The blocks of one uploaded part, one query per block, so memory stays flat."""
+    blocks = JobUpload.objects.filter(job_id=job_id, part=part)
+    numbers = list(blocks.order_by("number").values_list("number", flat=True))
+    for number in numbers:
+        data = bytes(blocks.filter(number=number).values_list("data", flat=True).get())
+        if progress is not None:
+            progress.add(len(data))
+        yield data
+    if progress is not None:
+        progress.finish()
+
+
+class JobProgress(ProgressBar):
+    """A ProgressBar whose drawing is an UPDATE of the job's row.
+
+    The work runs in one transaction (so that it is all or nothing); progress is
+    written through a second connection in autocommit, so that it shows at once.
+    """
+
+    def __init__(self, job: Job, *, stage: str = ""):
+        super().__init__(None, total=job.total)
+        self.job_id, self.stage = job.pk, stage
+        self.side = None
+
+    def _draw(self, now: float) -> None:
+        self.write(done=self.done, stage=self.stage)
+
+    def finish(self) -> None:
+        self.set_stage("Writing to the database")
+
+    def set_stage(self, stage: str, *, done: int | None = None) -> None:
+        self.stage = stage
+        if done is not None:
+            self.done = done
+        self._draw(time.monotonic())
+
+    def write(self, **fields) -> None:
+        if self.side is None:
+            self.side = connection.copy()
+        names = ", ".join(f"{name} = %s" for name in fields)
+        with self.side.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE judgements_job SET {names}, updated_at = %s WHERE id = %s",
+                [*fields.values(), timezone.now(), self.job_id],
+            )
+
+    def close(self) -> None:
+        if self.side is not None:
+            self.side.close()
+
+
+def job_execute(job_id) -> str:
+    """Run a queued job to its end and record the outcome on its row; returns the status.
+
+    An import that is refused records the same errors the API answers with; anything
+    unexpected fails the job (nothing was written) and is raised again for the log.
+    """
+    job = Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).first()
+    if job is None:
+        return "missing"
+    _save(job, status=Job.Status.RUNNING, started_at=timezone.now())
+    progress = JobProgress(job, stage="Reading the file")
+    try:
+        result = RUNNERS.get(job.kind, _run_upload)(job, progress)
+    except ImportRejected as rejected:
+        _finish(job, Job.Status.FAILED, errors=import_errors(rejected))
+    except ValidationError as error:
+        _finish(job, Job.Status.FAILED, errors=[_error(message) for message in error.messages])
+    except Exception:
+        message = "The job failed unexpectedly and wrote nothing; the error is in the server log."
+        _finish(job, Job.Status.FAILED, errors=[_error(message)])
+        raise
+    else:
+        _finish(job, Job.Status.DONE, result=result)
+    finally:
+        progress.close()
+        JobUpload.objects.filter(job_id=job.pk).delete()
+    return job.status
+
+
+def _error(message: str) -> dict:
+    return LineError(None, None, message)._asdict()
+
+
+def _save(job: Job, **fields) -> None:
+    for name, value in fields.items():
+        setattr(job, name, value)
+    job.updated_at = timezone.now()
+    job.save(update_fields=[*fields, "updated_at"])
+
+
+def _finish(job: Job, status: str, *, result=None, errors=None) -> None:
+    done = job.total if status == Job.Status.DONE else job.done
+    fields = {"status": status, "finished_at": timezone.now(), "done": done, "stage": ""}
+    _save(job, result=result or {}, errors=errors or [], **fields)
+
+
+def _run_upload(job: Job, progress: JobProgress) -> dict:
+    upload = UPLOADS[job.kind]
+    parts = JobUpload.objects.filter(job_id=job.pk).values_list("part", flat=True).distinct()
+    files = {
+        part: stored_chunks(job.pk, part, progress if part == "file" else None) for part in parts
+    }
+    if job.project is None:
+        raise ValidationError("The project was deleted before the upload ran.")
+    result = upload.run(project=job.project, files=files, user=job.created_by, options=job.options)
+    return summary(job.kind, result)
+
+
+# Deletions. A project or result list of a hundred thousand hits takes tens of seconds
+# to delete (the rating queue's triggers recount every pool pair it loses), so it runs
+# as a job too; the request that asks for it returns at once.
+
+
+def project_delete_start(*, project: Project, user) -> Job:
+    """Queue the deletion of ``project`` and everything in it."""
+    return job_start(
+        kind=Job.Kind.DELETE_PROJECT,
+        label=project.name,
+        user=user,
+        project=project,
+        options={"slug": project.slug},
+        total=len(bulk.PROJECT_TABLES_SQL) + len(bulk.dependent_rows_sql()),
+    )
+
+
+def result_list_delete_start(*, result_list: ResultList, user) -> Job:
+    """Queue the deletion of one result list and its hits; judgements stay."""
+    return job_start(
+        kind=Job.Kind.DELETE_RESULT_LIST,
+        label=result_list.name,
+        user=user,
+        project=result_list.project,
+        options={"result_list": result_list.pk},
+        total=len(bulk.result_list_tables_sql()),
+    )
+
+
+def deleting(project: Project) -> Job | None:
+    """The job deleting ``project``, while it is queued or running."""
+    jobs = Job.objects.filter(project=project, kind=Job.Kind.DELETE_PROJECT, status__in=ACTIVE)
+    return jobs.first()
+
+
+def projects_being_deleted():
+    """The ids of projects a queued or running job is deleting, as a subquery."""
+    jobs = Job.objects.filter(kind=Job.Kind.DELETE_PROJECT, status__in=ACTIVE)
+    return jobs.values("project_id")
+
+
+def _delete_project(job: Job, progress: JobProgress) -> dict:
+    def step(done: int, statement: str) -> None:
+        progress.set_stage(f"Deleting {bulk.table_of(statement)}", done=done)
+
+    with transaction.atomic():
+        # The whole project goes, so the foreign keys into it need no checking.
+        bulk.skip_foreign_key_checks()
+        bulk.project_delete_fast(job.options["slug"], progress=step)
+    return {"deleted": job.label}
+
+
+def _delete_result_list(job: Job, progress: JobProgress) -> dict:
+    def step(done: int, statement: str) -> None:
+        progress.set_stage(f"Deleting {bulk.table_of(statement)}", done=done)
+
+    with transaction.atomic():
+        bulk.result_list_delete_fast(job.options["result_list"], progress=step)
+    return {"deleted": job.label}
+
+
+RUNNERS = {
+    Job.Kind.DELETE_PROJECT: _delete_project,
+    Job.Kind.DELETE_RESULT_LIST: _delete_result_list,
+}
+
+
+def job_stalled(job: Job) -> bool:
+    """Whether a running job has stopped reporting: its worker has likely died."""
+    if job.status != Job.Status.RUNNING:
+        return False
+    return (timezone.now() - job.updated_at).total_seconds() > STALLED_AFTER
