@@ -239,7 +239,8 @@ class Progress:
     @property
     def percent(self) -> int:
         total = self.done + self.left
-        return round(100 * self.done / total) if total else 100
+        # An empty pool is not a finished one: the bar stays empty at 0 of 0.
+        return round(100 * self.done / total) if total else 0
 
 
 RATER_PROGRESS_SQL = """

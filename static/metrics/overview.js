@@ -6,7 +6,9 @@
   const day = (ms) => new Date(ms).toISOString().slice(0, 10);
   const four = (value) => (value === null ? "—" : value.toFixed(4));
 
-  new Chart(document.getElementById("series-chart"), {
+  // A chart without data is not drawn (its axis would start in 1970): the page says why.
+  const seriesCanvas = document.getElementById("series-chart");
+  if (seriesCanvas) new Chart(seriesCanvas, {
     type: "line",
     data: {
       datasets: data.series.map((line, i) => ({
@@ -37,7 +39,8 @@
   });
 
   const lists = data.by_capture;
-  new Chart(document.getElementById("capture-chart"), {
+  const captureCanvas = document.getElementById("capture-chart");
+  if (captureCanvas) new Chart(captureCanvas, {
     data: {
       labels: lists.map((list) => `${list.label} (${day(list.x)})`),
       datasets: [
