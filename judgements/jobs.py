@@ -70,12 +70,24 @@ def job_start(
 
 def _store(job: Job, part: str, chunks: Iterable[bytes]) -> None:
     blocks = []
-    for number, data in enumerate(chunks):
+    for number, data in enumerate(_blocks(chunks)):
         blocks.append(JobUpload(job=job, part=part, number=number, data=data))
         if len(blocks) >= BLOCKS_PER_INSERT:
             JobUpload.objects.bulk_create(blocks)
             blocks = []
     JobUpload.objects.bulk_create(blocks)
+
+
+def _blocks(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """The chunks cut into ``BLOCK_BYTES`` blocks (a file held in memory is one chunk)."""
+    pending = b""
+    for chunk in chunks:
+        pending += chunk
+        while len(pending) >= BLOCK_BYTES:
+            yield pending[:BLOCK_BYTES]
+            pending = pending[BLOCK_BYTES:]
+    if pending:
+        yield pending
 
 
 def stored_chunks(job_id, part: str, progress: "JobProgress | None" = None) -> Iterator[bytes]:

@@ -53,4 +53,4 @@ def project_validate(project: Project, changes: dict) -> None:
     candidate = copy.copy(project)
     for name, value in changes.items():
         setattr(candidate, name, value)
-    candidate.full_clean(validate_unique=False, validate_constraints=False)
+    candidate.full_clean(exclude=["created_at"], validate_constraints=False)

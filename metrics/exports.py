@@ -31,7 +31,7 @@ def series_export(*, project: Project) -> Export:
     )  # fmt: skip
     columns = ", ".join(
         ISO_TIME.format("r.as_of") if name == "as_of" else f"r.{name}"
-        for name in ("name", *SERIES_COLUMNS[1:])
+        for name in ("result_list__name", *SERIES_COLUMNS[1:])
     )
     sql = f"SELECT {columns} FROM ({sql_of(rows)}) r ORDER BY r.result_list_id, r.metric, r.as_of"
 

@@ -9,7 +9,9 @@ job, whose address (``GET jobs/<id>/``) tells how far it got.
 
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import IntegrityError, transaction
 from django.urls import reverse
+from django.utils.text import slugify
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import generics, serializers, status
 from rest_framework.permissions import SAFE_METHODS, BasePermission
@@ -58,6 +60,9 @@ class ScaleField(serializers.JSONField):
 
 class ProjectSerializer(serializers.ModelSerializer):
     scale = ScaleField(required=False)
+    slug = serializers.SlugField(
+        max_length=100, required=False, help_text="Left out: made from the name. Fixed after."
+    )
 
     class Meta:
         model = Project
@@ -68,11 +73,21 @@ class ProjectSerializer(serializers.ModelSerializer):
         slug = attrs.get("slug")
         if self.instance is not None and slug not in (None, self.instance.slug):
             raise serializers.ValidationError({"slug": "A project's slug cannot change."})
+        if self.instance is None and not slug:
+            attrs["slug"] = slugify(attrs.get("name", ""))[:100]
         try:
             project_validate(self.instance or Project(), attrs)
         except DjangoValidationError as error:
             raise serializers.ValidationError(error.message_dict) from error
         return attrs
+
+    def create(self, validated_data):
+        try:
+            with transaction.atomic():
+                return super().create(validated_data)
+        except IntegrityError as error:
+            # Another request took the slug between the check and the write.
+            raise serializers.ValidationError({"slug": "That slug was just taken."}) from error
 
 
 class JobSerializer(serializers.ModelSerializer):
