@@ -16,6 +16,8 @@ import pytest
 from django.core.management import call_command
 
 from judgements.models import Hit, Judgement, Project, Query, ResultList
+from tests.config.test_production import database_url
+from tests.processes import start, stop, tail
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
@@ -179,3 +181,62 @@ def test_an_analyst_goes_from_an_empty_install_to_ndcg(
     )
     assert lines == [f"{q} 0 {doc.external_id} {grade}" for *_, q, doc, grade in expected]
     assert Query.objects.count() == 3
+
+
+@pytest.fixture
+def worker(settings, tmp_path):
+    """A django-tasks-db worker process on the test database, as in production: the
+    page's request only queues the job, and this other process runs it."""
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    environment = {
+        **os.environ,
+        "DATABASE_URL": database_url(),
+        "TASKS_BACKEND": "database",
+        "DEBUG": "1",
+    }
+    command = ["manage.py", "db_worker", "--interval", "0.2", "--no-startup-delay", "--no-reload"]
+    process = start(command, environment, tmp_path / "worker.log")
+    yield process
+    stop(process)
+
+
+def big_documents_file(tmp_path: Path, megabytes: int) -> tuple[Path, int]:
+    """JSON Lines documents, just over ``megabytes`` MB; returns the file and its lines."""
+    path = tmp_path / "documents.jsonl"
+    padding = "a long description of a good tent " * 12
+    written = number = 0
+    with path.open("w") as out:
+        while written <= megabytes * 1_000_000:
+            line = f'{{"id": "D{number}", "title": "Tent {number}", "snippet": "{padding}"}}\n'
+            written += out.write(line)
+            number += 1
+    return path, number
+
+
+def test_a_50_mb_upload_runs_in_the_background_with_a_moving_progress_bar(
+    page, live_server, worker, tmp_path, analyst
+):
+    project = Project.objects.create(name="Catalogue", slug="catalogue")
+    analyst.set_password("analyst-password-1")
+    analyst.save()
+    path, documents = big_documents_file(tmp_path, 50)
+    page.set_default_timeout(240_000)
+    log_in(page, analyst.username, "analyst-password-1")
+    page.goto(f"/projects/{project.slug}/uploads/")
+    section = page.locator("#documents")
+    section.locator("input[name=file]").set_input_files(str(path))
+    section.locator("[data-upload-button]").click()
+    page.wait_for_url("**/jobs/*/")
+
+    seen = set()
+    while page.locator("#job-progress").count():
+        value = page.evaluate("document.getElementById('job-progress')?.value ?? null")
+        if value is not None:
+            seen.add(round(value))
+        page.wait_for_timeout(100)
+        assert worker.poll() is None, tail(worker)
+    page.get_by_test_id("job-summary").wait_for()
+    assert "Done" in page.get_by_test_id("job-status").inner_text()
+    intermediate = sorted(value for value in seen if 0 < value < 100)
+    assert len(intermediate) >= 2, seen
+    assert project.documents.count() == documents
