@@ -132,8 +132,12 @@ class JobProgress(ProgressBar):
             self.side = connection.copy()
         names = ", ".join(f"{name} = %s" for name in fields)
         with self.side.cursor() as cursor:
+            # Progress never waits: if the job's own transaction holds the row (or
+            # anything else does), this report is skipped and the next one goes through.
+            # Waiting would deadlock the job, which waits for this call to return.
             cursor.execute(
-                f"UPDATE judgements_job SET {names}, updated_at = %s WHERE id = %s",
+                f"UPDATE judgements_job SET {names}, updated_at = %s WHERE id = ("
+                "SELECT id FROM judgements_job WHERE id = %s FOR UPDATE SKIP LOCKED)",
                 [*fields.values(), timezone.now(), self.job_id],
             )
 
@@ -245,6 +249,9 @@ def _delete_project(job: Job, progress: JobProgress) -> dict:
     def step(done: int, statement: str) -> None:
         progress.set_stage(f"Deleting {bulk.table_of(statement)}", done=done)
 
+    # Let go of the project first, in a transaction of its own, so that the deletion's
+    # transaction (which detaches the project's other jobs) leaves this row to progress.
+    Job.objects.filter(pk=job.pk).update(project=None)
     with transaction.atomic():
         # The whole project goes, so the foreign keys into it need no checking.
         bulk.skip_foreign_key_checks()

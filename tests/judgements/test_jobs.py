@@ -217,3 +217,32 @@ def test_deleting_a_result_list_keeps_judgements_and_the_other_lists(
     # Only the pairs the vector list returns are left in the pool.
     pool = set(QueuePair.objects.values_list("query_id", "document_id"))
     assert pool == set(vector.hits.values_list("query_id", "document_id"))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_deletion_reports_progress_while_it_runs_and_never_waits_on_its_own_row(
+    judged_project, analyst, settings, monkeypatch
+):
+    # As in production: the job's row is committed before a worker runs it (the dummy
+    # backend keeps the task for this test to run), so the progress connection and the
+    # deletion's transaction meet on real row locks.
+    settings.TASKS = {"default": {"BACKEND": "django.tasks.backends.dummy.DummyBackend"}}
+    job = jobs.project_delete_start(project=judged_project, user=analyst)
+    seen = []
+    reader = connection.copy()
+    original = jobs.JobProgress.set_stage
+
+    def watched(progress, stage, *, done=None):
+        original(progress, stage, done=done)
+        with reader.cursor() as cursor:
+            cursor.execute("SELECT done FROM judgements_job WHERE id = %s", [job.pk.hex])
+            seen.append(cursor.fetchone()[0])
+
+    monkeypatch.setattr(jobs.JobProgress, "set_stage", watched)
+    try:
+        assert jobs.job_execute(job.pk) == Job.Status.DONE
+    finally:
+        reader.close()
+    assert not Project.objects.filter(slug="outdoor").exists()
+    # Every step was visible to another connection as it happened.
+    assert seen == list(range(job.total))
