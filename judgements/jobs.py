@@ -10,6 +10,7 @@ production a ``db_worker`` process of django-tasks-db does.
 """
 
 import logging
+import struct
 import time
 from collections.abc import Iterable, Iterator
 
@@ -27,8 +28,6 @@ from judgements.uploads import UPLOADS, summary
 logger = logging.getLogger(__name__)
 
 BLOCK_BYTES = 1 << 20
-# Blocks written per INSERT while a file is stored: a few megabytes in memory at most.
-BLOCKS_PER_INSERT = 4
 ACTIVE = (Job.Status.QUEUED, Job.Status.RUNNING)
 # A running job that has not reported for this long has lost its worker.
 STALLED_AFTER = 600
@@ -69,13 +68,45 @@ def job_start(
 
 
 def _store(job: Job, part: str, chunks: Iterable[bytes]) -> None:
-    blocks = []
-    for number, data in enumerate(_blocks(chunks)):
-        blocks.append(JobUpload(job=job, part=part, number=number, data=data))
-        if len(blocks) >= BLOCKS_PER_INSERT:
-            JobUpload.objects.bulk_create(blocks)
-            blocks = []
-    JobUpload.objects.bulk_create(blocks)
+    """Write the upload's blocks with one binary COPY: an INSERT would send each block as
+    text twice its size (hex) for PostgreSQL to decode, which took 12 s for 200 MB."""
+    rows = _CopyStream(_binary_rows(job.pk, part, _blocks(chunks)))
+    with connection.cursor() as cursor:
+        cursor.cursor.copy_expert(
+            "COPY judgements_jobupload (job_id, part, number, data) FROM STDIN (FORMAT binary)",
+            rows,
+            size=BLOCK_BYTES,
+        )
+
+
+def _binary_rows(job_id, part: str, blocks: Iterable[bytes]) -> Iterator[bytes]:
+    """The rows in PostgreSQL's binary COPY format: a header, then per row the number of
+    fields and each field's length and bytes, and -1 at the end."""
+    yield b"PGCOPY\n\xff\r\n\x00" + struct.pack("!ii", 0, 0)
+    name = part.encode()
+    for number, data in enumerate(blocks):
+        yield struct.pack("!hi", 4, 16) + job_id.bytes + struct.pack("!i", len(name)) + name
+        yield struct.pack("!iii", 4, number, len(data))
+        yield data
+    yield struct.pack("!h", -1)
+
+
+class _CopyStream:
+    """A file to read from, over pieces of bytes as they come."""
+
+    def __init__(self, pieces: Iterator[bytes]):
+        self.pieces, self.pending = pieces, b""
+
+    def read(self, size: int = -1) -> bytes:
+        while size < 0 or len(self.pending) < size:
+            piece = next(self.pieces, None)
+            if piece is None:
+                break
+            self.pending += piece
+        if size < 0:
+            size = len(self.pending)
+        data, self.pending = self.pending[:size], self.pending[size:]
+        return data
 
 
 def _blocks(chunks: Iterable[bytes]) -> Iterator[bytes]:
