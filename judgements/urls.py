@@ -30,7 +30,7 @@ urlpatterns = [
     path(
         "projects/<slug:slug>/raters/access/", workspace_raters.raters_access, name="raters_access"
     ),
-    path("jobs/<uuid:pk>/", workspace.job, name="job"),
+    path("jobs/<uuid:job_id>/", workspace.job, name="job"),
     path(
         "invitation/<uidb64>/<token>/",
         workspace_raters.InvitationView.as_view(),

@@ -185,16 +185,23 @@ def _remember_invitation(request, user: User) -> None:
     request.session[INVITATION_KEY] = {"username": user.get_username(), "url": url}
 
 
-@require_POST
-@role_required(Role.ANALYST)
-def rater_invite(request, slug):
-    """A new invitation link for a rater who has not signed in yet."""
+def _account(request, slug: str) -> tuple[Project, User | None, bool]:
+    """The project, the account an action names (None, with a message, if none) and
+    whether the rater box was ticked."""
     project = get_object_or_404(Project, slug=slug)
     form = AccountForm(request.POST)
     user = User.objects.filter(pk=form.cleaned_data["user"]).first() if form.is_valid() else None
     if user is None:
         messages.error(request, "No such account.")
-    else:
+    return project, user, form.is_valid() and form.cleaned_data["rater"]
+
+
+@require_POST
+@role_required(Role.ANALYST)
+def rater_invite(request, slug):
+    """A new invitation link for a rater who has not signed in yet."""
+    project, user, _ = _account(request, slug)
+    if user is not None:
         try:
             _remember_invitation(request, user)
         except ValidationError as error:
@@ -205,13 +212,9 @@ def rater_invite(request, slug):
 @require_POST
 @role_required(Role.ANALYST)
 def rater_role(request, slug):
-    project = get_object_or_404(Project, slug=slug)
-    form = AccountForm(request.POST)
-    user = User.objects.filter(pk=form.cleaned_data["user"]).first() if form.is_valid() else None
+    project, user, rater = _account(request, slug)
     if user is None:
-        messages.error(request, "No such account.")
         return _back(project, "raters")
-    rater = form.cleaned_data["rater"]
     try:
         accounts.rater_role_set(user=user, rater=rater)
     except ValidationError as error:

@@ -204,8 +204,8 @@ def summary_lines(counts: dict) -> list[tuple[str, object]]:
 
 
 @role_required(Role.ANALYST)
-def job(request, pk):
-    job = get_object_or_404(Job.objects.select_related("project", "created_by"), pk=pk)
+def job(request, job_id):
+    job = get_object_or_404(Job.objects.select_related("project", "created_by"), pk=job_id)
     ctx = {
         "job": job,
         "project": job.project,

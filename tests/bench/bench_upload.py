@@ -10,7 +10,7 @@ import with a token, as a script would.
 Reported per size: how long the request took (it stores the file in PostgreSQL and
 queues the job, so it must stay far below gunicorn's 30 s timeout), how long the job
 ran, and the peak resident set size (RSS) of the gunicorn worker and of the task worker,
-sampled with psutil every 10 ms. Target: memory flat, the 200 MB peaks within 50 MB of
+from Linux's high-water mark (``VmHWM``). Target: memory flat, the 200 MB peaks within 50 MB of
 the 10 MB peaks. The project "bench-upload" is deleted afterwards.
 """
 
@@ -21,7 +21,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -98,22 +97,17 @@ def serve(folder: Path) -> tuple[str, list[subprocess.Popen]]:
     raise SystemExit("gunicorn did not start; see " + str(folder / "servers.log"))
 
 
-class PeakMemory(threading.Thread):
-    """The peak RSS, in MB, of each of some processes (a server's workers included)."""
-
-    def __init__(self, processes: dict[str, psutil.Process]):
-        super().__init__(daemon=True)
-        self.processes, self.peaks, self.running = processes, dict.fromkeys(processes, 0.0), True
-
-    def run(self) -> None:
-        while self.running:
-            for name, process in self.processes.items():
-                try:
-                    rss = sum(p.memory_info().rss for p in [process, *process.children()])
-                except psutil.Error:
-                    continue
-                self.peaks[name] = max(self.peaks[name], rss / 1e6)
-            time.sleep(0.01)
+def peak_rss(process: psutil.Process) -> float:
+    """The peak resident set size, in MB, of a process and its children (gunicorn's
+    worker), from Linux's own high-water mark (VmHWM): no sampling to miss a peak."""
+    peaks = []
+    for each in [process, *process.children(recursive=True)]:
+        status = Path(f"/proc/{each.pid}/status").read_text()
+        kilobytes = next(
+            line.split()[1] for line in status.splitlines() if line.startswith("VmHWM")
+        )
+        peaks.append(int(kilobytes) / 1024)
+    return max(peaks)
 
 
 def post_file(base: str, token: str, path: Path) -> tuple[dict, float]:
@@ -165,14 +159,11 @@ def measure(folder: Path, token: str, megabytes: int) -> tuple[float, float, dic
     path = documents_file(folder, megabytes)
     base, servers = serve(folder)
     web, worker = (psutil.Process(server.pid) for server in servers)
-    memory = PeakMemory({"gunicorn": web, "task worker": worker})
-    memory.start()
     try:
         job, request_seconds = post_file(base, token, path)
         job = wait_for(base, token, job)
+        peaks = {"gunicorn": peak_rss(web), "task worker": peak_rss(worker)}
     finally:
-        memory.running = False
-        memory.join()
         for server in servers:
             server.terminate()
             server.wait(timeout=60)
@@ -182,7 +173,7 @@ def measure(folder: Path, token: str, megabytes: int) -> tuple[float, float, dic
     with connection.cursor() as cursor:
         project = Project.objects.get(slug=SLUG)
         cursor.execute("DELETE FROM judgements_document WHERE project_id = %s", [project.pk])
-    return request_seconds, seconds, memory.peaks
+    return request_seconds, seconds, peaks
 
 
 def main() -> None:

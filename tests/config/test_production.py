@@ -26,7 +26,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from judgements.models import Project
+from judgements.models import Job, Project
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE_MAP = re.compile(rb"[#@] sourceMappingURL=([^\s*]+)")
@@ -194,6 +194,8 @@ def page_paths(project: Project) -> list[str]:
         # The password reset link's parts: a wrong link renders its own page.
         "uidb64": "MQ",
         "token": "set-password",
+        "kind": "queries",
+        "job_id": Job.objects.create(kind="queries", label="queries.csv", project=project).pk,
     }
     paths = []
     for route in _routes(get_resolver().url_patterns, ""):
