@@ -232,6 +232,8 @@ def test_a_50_mb_upload_runs_in_the_background_with_a_moving_progress_bar(
     while page.locator("#job-progress").count():
         value = page.evaluate("document.getElementById('job-progress')?.value ?? null")
         if value is not None:
+            if 0 < value < 100 and not any(0 < old < 100 for old in seen):
+                page.screenshot(path=f"{SCREENSHOTS}/workspace-job.png", full_page=True)
             seen.add(round(value))
         page.wait_for_timeout(100)
         assert worker.poll() is None, tail(worker)
