@@ -9,13 +9,16 @@ In development and tests the immediate backend runs the task in-process; in
 production a ``db_worker`` process of django-tasks-db does.
 """
 
+import contextlib
 import logging
 import struct
 import time
 from collections.abc import Iterable, Iterator
 
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, models, transaction
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from judgements import bulk
@@ -247,7 +250,8 @@ def project_delete_start(*, project: Project, user) -> Job:
         label=project.name,
         user=user,
         project=project,
-        options={"slug": project.slug},
+        # The id as well: the running job lets go of its project row (see below).
+        options={"slug": project.slug, "project": project.pk},
         total=len(bulk.PROJECT_TABLES_SQL) + len(bulk.dependent_rows_sql()),
     )
 
@@ -264,16 +268,23 @@ def result_list_delete_start(*, result_list: ResultList, user) -> Job:
     )
 
 
+def _project_deletions():
+    return Job.objects.filter(kind=Job.Kind.DELETE_PROJECT, status__in=ACTIVE)
+
+
 def deleting(project: Project) -> Job | None:
-    """The job deleting ``project``, while it is queued or running."""
-    jobs = Job.objects.filter(project=project, kind=Job.Kind.DELETE_PROJECT, status__in=ACTIVE)
-    return jobs.first()
+    """The job deleting ``project``, while it is queued or running.
+
+    Found by the project's id in the job's options, not by its ``project``: a running
+    deletion has already let go of that (see ``_delete_project``).
+    """
+    return _project_deletions().filter(options__project=project.pk).first()
 
 
 def projects_being_deleted():
     """The ids of projects a queued or running job is deleting, as a subquery."""
-    jobs = Job.objects.filter(kind=Job.Kind.DELETE_PROJECT, status__in=ACTIVE)
-    return jobs.values("project_id")
+    target = Cast(KT("options__project"), models.BigIntegerField())
+    return _project_deletions().annotate(target=target).values("target")
 
 
 def _delete_project(job: Job, progress: JobProgress) -> dict:
@@ -283,11 +294,24 @@ def _delete_project(job: Job, progress: JobProgress) -> dict:
     # Let go of the project first, in a transaction of its own, so that the deletion's
     # transaction (which detaches the project's other jobs) leaves this row to progress.
     Job.objects.filter(pk=job.pk).update(project=None)
-    with transaction.atomic():
-        # The whole project goes, so the foreign keys into it need no checking.
-        bulk.skip_foreign_key_checks()
-        bulk.project_delete_fast(job.options["slug"], progress=step)
+    try:
+        with transaction.atomic():
+            # The whole project goes, so the foreign keys into it need no checking.
+            bulk.skip_foreign_key_checks()
+            bulk.project_delete_fast(job.options["slug"], progress=step)
+    except Exception:
+        _project_keep(job)
+        raise
     return {"deleted": job.label}
+
+
+def _project_keep(job: Job) -> None:
+    """After a failed deletion (rolled back: the project is whole), point the job at its
+    project again, so that its page leads back there. Never hides the first error."""
+    with contextlib.suppress(DatabaseError):
+        project_id = job.options.get("project")
+        if Project.objects.filter(pk=project_id).exists():
+            Job.objects.filter(pk=job.pk).update(project_id=project_id)
 
 
 def _delete_result_list(job: Job, progress: JobProgress) -> dict:

@@ -8,9 +8,9 @@ import datetime as dt
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.db import connection, transaction
+from django.db import DataError, connection, transaction
 
-from judgements import jobs
+from judgements import bulk, jobs
 from judgements.models import (
     Document,
     Hit,
@@ -186,11 +186,19 @@ def test_deleting_a_project_removes_everything_in_it_and_keeps_the_job(
     assert counts(other.pk) == before_other
 
 
-def test_a_project_being_deleted_is_named_as_such(project, analyst):
+def test_a_project_being_deleted_is_named_as_such_while_queued_and_running(project, analyst):
+    other = Project.objects.create(name="Other", slug="other")
     assert jobs.deleting(project) is None
     job = jobs.project_delete_start(project=project, user=analyst)
+    assert jobs.deleting(project) == job and jobs.deleting(other) is None
+    assert list(Project.objects.filter(pk__in=jobs.projects_being_deleted())) == [project]
+    # A running deletion has let go of its project (see the deadlock test below).
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, project=None)
     assert jobs.deleting(project) == job
-    assert list(jobs.projects_being_deleted()) == [{"project_id": project.pk}]
+    assert list(Project.objects.filter(pk__in=jobs.projects_being_deleted())) == [project]
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.DONE)
+    assert jobs.deleting(project) is None
+    assert not Project.objects.filter(pk__in=jobs.projects_being_deleted()).exists()
 
 
 def test_deleting_a_result_list_keeps_judgements_and_the_other_lists(
@@ -246,3 +254,21 @@ def test_a_deletion_reports_progress_while_it_runs_and_never_waits_on_its_own_ro
     assert not Project.objects.filter(slug="outdoor").exists()
     # Every step was visible to another connection as it happened.
     assert seen == list(range(job.total))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failed_deletion_deletes_nothing_and_the_job_leads_back_to_the_project(
+    judged_project, analyst, settings, monkeypatch
+):
+    settings.TASKS = {"default": {"BACKEND": "django.tasks.backends.dummy.DummyBackend"}}
+    before = counts(judged_project.pk)
+    # The last statement fails, after every row of the project has been deleted.
+    failing = [*bulk.PROJECT_TABLES_SQL, "SELECT 1 / 0 WHERE %(project)s > 0"]
+    monkeypatch.setattr(bulk, "PROJECT_TABLES_SQL", failing)
+    job = jobs.project_delete_start(project=judged_project, user=analyst)
+    with pytest.raises(DataError, match="division by zero"):
+        jobs.job_execute(job.pk)
+    job.refresh_from_db()
+    assert job.status == Job.Status.FAILED and job.project == judged_project
+    assert counts(judged_project.pk) == before
+    assert jobs.deleting(judged_project) is None
