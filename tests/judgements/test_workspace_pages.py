@@ -286,3 +286,16 @@ def test_an_unfinished_project_says_what_to_do_next(charlie, project, setup, ste
         HitFactory(result_list__project=project)
     html = charlie.get(url("project", "outdoor")).content.decode()
     assert step in html
+
+
+def test_a_failed_deletion_says_nothing_was_deleted(charlie, project):
+    errors = [{"field": None, "line": None, "message": "The job failed unexpectedly."}]
+    job = Job.objects.create(
+        kind="delete_project", label="Outdoor gear", project=project, status="failed"
+    )
+    Job.objects.filter(pk=job.pk).update(errors=errors)
+    text = charlie.get(url("job", job.pk)).content.decode()
+    assert "Nothing was deleted." in text and "The job failed unexpectedly." in text
+    assert "upload the file again" not in text
+    # The project is whole: the page leads back to it.
+    assert f'href="{url("project", "outdoor")}"' in text
