@@ -45,6 +45,9 @@ def test_the_overview_of_an_empty_project_draws_no_chart(charlie, project):
     assert response.status_code == 200
     assert "No result lists yet: upload one →" in text_of(response)
     assert "<canvas" not in response.content.decode()
+    # No moment without a date, no bootstrap of nothing.
+    assert "as of UTC" not in text_of(response) and "as of now" in text_of(response)
+    assert "0 resamples" not in text_of(response)
 
 
 def test_the_overview_draws_no_series_chart_before_a_point_is_stored(charlie, query_with_hits):
