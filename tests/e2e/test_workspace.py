@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from judgements.models import Hit, Judgement, Project, Query, ResultList
+from judgements.models import Document, Hit, Judgement, Project, Query, ResultList
 from tests.config.test_production import database_url
 from tests.processes import start, stop, tail
 
@@ -47,6 +47,15 @@ def write(tmp_path: Path, name: str, text: str) -> str:
     path = tmp_path / name
     path.write_text(text)
     return str(path)
+
+
+def row_counts() -> dict[str, int]:
+    return {
+        "queries": Query.objects.count(),
+        "documents": Document.objects.count(),
+        "lists": ResultList.objects.count(),
+        "hits": Hit.objects.count(),
+    }
 
 
 def log_in(page, username, password):
@@ -115,6 +124,9 @@ def test_an_analyst_goes_from_an_empty_install_to_ndcg(
     call_command("createsuperuser", "--noinput", username="root", email="root@example.org")
     admin_adds_the_analyst(page_without_javascript)
 
+    # The screenshots below are at a laptop's width (tests/e2e/test_workspace_layout.py
+    # takes every page at a phone's too).
+    page.set_viewport_size({"width": 1280, "height": 1000})
     log_in(page, "ana", "analyst-password-1")
     page.get_by_text("No projects yet").wait_for()
     create_the_project(page)
@@ -129,13 +141,14 @@ def test_an_analyst_goes_from_an_empty_install_to_ndcg(
     upload(page, "documents", write(tmp_path, "documents.jsonl", DOCUMENTS))
     assert "6 created" in page.inner_text(".messages")
 
+    before = row_counts()
     upload(page, "result_list", write(tmp_path, "broken.run", BROKEN_RUN), queries=queries)
     errors = page.locator("#result_list [data-testid=import-error]")
     assert errors.count() == 1
     assert re.match(r"3\s+rank\s+", errors.first.inner_text())
     assert "Nothing was written" in page.inner_text("#result_list")
     page.screenshot(path=f"{SCREENSHOTS}/workspace-upload-errors.png", full_page=True)
-    assert (ResultList.objects.count(), Hit.objects.count()) == (0, 0)
+    assert row_counts() == before == {"queries": 3, "documents": 6, "lists": 0, "hits": 0}
 
     upload(page, "result_list", write(tmp_path, "bm25.run", FIXED_RUN), queries=queries)
     assert "7 created" in page.inner_text(".messages")
