@@ -45,6 +45,7 @@ bench: $(VENV)/.installed-bench
 	$(PY) tests/bench/bench_export.py
 	$(PY) tests/bench/bench_searchlogs.py
 	$(PY) tests/bench/bench_upload.py
+	$(PY) tests/bench/bench_delete.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -119,7 +119,8 @@ JOB_ACCEPTED = OpenApiResponse(JobSerializer, "Accepted: a background job; poll 
 
 
 class ProjectListApi(generics.ListCreateAPIView):
-    """Projects: all of them for an analyst, those a rater may rate for a rater.
+    """Projects: all of them for an analyst, those a rater may rate for a rater; not
+    those being deleted (as on the home page: their own address still answers).
 
     ``POST`` creates a project (analysts and admins); the slug, if left out, comes
     from the name.
@@ -130,7 +131,8 @@ class ProjectListApi(generics.ListCreateAPIView):
     pagination_class = Pages
 
     def get_queryset(self):
-        return visible_projects(self.request.user).order_by("name", "pk")
+        projects = visible_projects(self.request.user)
+        return projects.exclude(pk__in=jobs.projects_being_deleted()).order_by("name", "pk")
 
 
 class ProjectDetailApi(generics.RetrieveUpdateDestroyAPIView):

@@ -164,6 +164,19 @@ def test_a_second_delete_while_the_first_runs_returns_the_same_job(client_as, an
     assert Job.objects.count() == 1
 
 
+def test_a_project_being_deleted_leaves_the_list_but_keeps_its_address(
+    client_as, analyst, project
+):
+    other = Project.objects.create(name="Other", slug="other")
+    client = client_as(analyst)
+    client.delete(f"/api/projects/{project.slug}/")
+    # Running: the job has let go of its project row (judgements.jobs._delete_project).
+    Job.objects.update(status=Job.Status.RUNNING, project=None)
+    listed = client.get("/api/projects/").json()["results"]
+    assert [item["slug"] for item in listed] == [other.slug]
+    assert client.get(f"/api/projects/{project.slug}/").status_code == 200
+
+
 def test_a_large_upload_is_a_job_whose_errors_are_the_requests_errors(
     client_as, analyst, query_with_hits, settings, django_capture_on_commit_callbacks
 ):
