@@ -10,6 +10,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
+from judgements import urls as judgements_urls
 from judgements.models import Job, Project
 from tests.judgements.forms import project_form_data
 
@@ -170,3 +171,16 @@ def test_with_the_csrf_token_an_analyst_may_take_every_action(analyst, setting, 
     token = client.cookies["csrftoken"].value
     response = client.post(path, {**form, "csrfmiddlewaretoken": token})
     assert response.status_code in (200, 302)
+
+
+def test_the_lists_above_name_every_workspace_route():
+    # A page or action added to the workspace is checked here only once it is listed.
+    workspace = {
+        pattern.name
+        for pattern in judgements_urls.urlpatterns
+        if pattern.callback.__module__.startswith("judgements.workspace")
+    }
+    # The invitation is for whoever holds the link (tests/judgements/test_raters_page.py);
+    # "raters" is the old address that leads to the raters page (listed, in metrics).
+    assert workspace - {"invitation"} <= set(PAGES) | set(ACTIONS)
+    assert {"raters", "series_export"} <= set(PAGES)
