@@ -10,6 +10,7 @@ production a ``db_worker`` process of django-tasks-db does.
 """
 
 import contextlib
+import datetime as dt
 import logging
 import struct
 import time
@@ -17,6 +18,7 @@ from collections.abc import Iterable, Iterator
 
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, connection, models, transaction
+from django.db.models import Q
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 from django.utils import timezone
@@ -269,7 +271,12 @@ def result_list_delete_start(*, result_list: ResultList, user) -> Job:
 
 
 def _project_deletions():
-    return Job.objects.filter(kind=Job.Kind.DELETE_PROJECT, status__in=ACTIVE)
+    """Deletions queued or running; one that stalled (its worker died) does not count,
+    or its project would stay hidden, and undeletable, for good."""
+    fresh = timezone.now() - dt.timedelta(seconds=STALLED_AFTER)
+    running = Q(status=Job.Status.RUNNING, updated_at__gte=fresh)
+    jobs = Job.objects.filter(kind=Job.Kind.DELETE_PROJECT)
+    return jobs.filter(Q(status=Job.Status.QUEUED) | running)
 
 
 def deleting(project: Project) -> Job | None:

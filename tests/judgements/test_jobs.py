@@ -9,6 +9,7 @@ import datetime as dt
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import DataError, connection, transaction
+from django.utils import timezone
 
 from judgements import bulk, jobs
 from judgements.models import (
@@ -197,6 +198,16 @@ def test_a_project_being_deleted_is_named_as_such_while_queued_and_running(proje
     assert jobs.deleting(project) == job
     assert list(Project.objects.filter(pk__in=jobs.projects_being_deleted())) == [project]
     Job.objects.filter(pk=job.pk).update(status=Job.Status.DONE)
+    assert jobs.deleting(project) is None
+    assert not Project.objects.filter(pk__in=jobs.projects_being_deleted()).exists()
+
+
+def test_a_stalled_deletion_no_longer_hides_its_project(project, analyst):
+    job = jobs.project_delete_start(project=project, user=analyst)
+    silent = timezone.now() - dt.timedelta(seconds=jobs.STALLED_AFTER + 1)
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, updated_at=silent)
+    job.refresh_from_db()
+    assert jobs.job_stalled(job)
     assert jobs.deleting(project) is None
     assert not Project.objects.filter(pk__in=jobs.projects_being_deleted()).exists()
 
