@@ -18,8 +18,9 @@ from tests.config.test_production import database_url, free_port, production_env
 from tests.factories import UserFactory
 from tests.processes import start, stop, tail
 
-# Short, so that the import outlasts it even on a fast machine; the app is loaded before
-# the workers fork (--preload), so that a worker's start does not count against it.
+# Short, so that the import outlasts it even on a fast machine; the app and its URLconf
+# are loaded before the workers fork (--preload, tests/config/preloaded_wsgi.py), so that
+# a worker's start and first imports do not count against it.
 TIMEOUT = 3
 
 
@@ -31,8 +32,8 @@ def served(tmp_path):
         DATABASE_URL=database_url(), TASKS_BACKEND="database", UPLOAD_BACKGROUND_BYTES="1000000"
     )
     web = start(
-        ["-m", "gunicorn", "config.wsgi:application", "--workers", "2", "--preload",
-         "--timeout", str(TIMEOUT), "--bind", f"127.0.0.1:{port}"],
+        ["-m", "gunicorn", "tests.config.preloaded_wsgi:application", "--workers", "2",
+         "--preload", "--timeout", str(TIMEOUT), "--bind", f"127.0.0.1:{port}"],
         environment,
         tmp_path / "web.log",
     )  # fmt: skip
@@ -65,7 +66,7 @@ def multipart(fields: dict[str, str], files: dict[str, tuple[str, bytes]]) -> tu
     return b"".join(parts) + f"--{boundary}--\r\n".encode(), boundary
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_an_import_longer_than_the_workers_timeout_completes_as_a_job(served):
     base, worker = served
     project = Project.objects.create(name="Catalogue", slug="catalogue")

@@ -104,7 +104,7 @@ def test_a_job_runs_only_once(project, analyst, django_capture_on_commit_callbac
     assert project.queries.count() == 1
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_progress_shows_while_the_jobs_own_transaction_is_still_open(project, analyst):
     job = Job.objects.create(kind=Job.Kind.QUERIES, label="big.csv", project=project, total=100)
     progress = jobs.JobProgress(job)
@@ -238,7 +238,7 @@ def test_deleting_a_result_list_keeps_judgements_and_the_other_lists(
     assert pool == set(vector.hits.values_list("query_id", "document_id"))
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_a_deletion_reports_progress_while_it_runs_and_never_waits_on_its_own_row(
     judged_project, analyst, settings, monkeypatch
 ):
@@ -267,7 +267,7 @@ def test_a_deletion_reports_progress_while_it_runs_and_never_waits_on_its_own_ro
     assert seen == list(range(job.total))
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_a_failed_deletion_deletes_nothing_and_the_job_leads_back_to_the_project(
     judged_project, analyst, settings, monkeypatch
 ):
