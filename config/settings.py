@@ -181,6 +181,12 @@ SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = envbool("SECURE_COOKIES", "False")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"client_errors": {"()": "config.logging.ClientErrorWithoutTraceback"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["client_errors"]},
+    },
     "root": {"handlers": ["console"], "level": os.getenv("LOG_LEVEL", "WARNING")},
+    # Django's own console handler would print each of its lines a second time beside
+    # the root's: its loggers hand their records to the root handler alone.
+    "loggers": {"django": {"handlers": [], "propagate": True}},
 }
