@@ -102,7 +102,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "judgements:home"
+# A rater of a single project lands in its queue; everyone else on the projects page.
+LOGIN_REDIRECT_URL = "judgements:start"
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en-gb"

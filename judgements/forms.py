@@ -9,6 +9,8 @@ from judgements.roles import Role
 
 CANT_TELL = "cant_tell"
 MAX_QUERY_CHOICES = 300
+# The largest id PostgreSQL's bigint holds: a larger one is a bad post, not a lookup.
+MAX_ID = 2**63 - 1
 
 
 def answer_choices(project: Project) -> list[tuple[str, str]]:
@@ -26,8 +28,8 @@ def parse_answer(value: str) -> tuple[str, int | None]:
 class AnswerForm(forms.Form):
     """One answer to one pair: a grade on the project's scale or "can't tell", and a note."""
 
-    query = forms.IntegerField(widget=forms.HiddenInput)
-    document = forms.IntegerField(widget=forms.HiddenInput)
+    query = forms.IntegerField(widget=forms.HiddenInput, max_value=MAX_ID)
+    document = forms.IntegerField(widget=forms.HiddenInput, max_value=MAX_ID)
     answer = forms.ChoiceField()
     note = forms.CharField(required=False, max_length=2000, strip=True)
 
@@ -73,8 +75,28 @@ class AnswerForm(forms.Form):
 class PairForm(forms.Form):
     """A pair to skip or to look up: the query and document ids, as posted."""
 
-    query = forms.IntegerField(min_value=1)
-    document = forms.IntegerField(min_value=1)
+    query = forms.IntegerField(min_value=1, max_value=MAX_ID)
+    document = forms.IntegerField(min_value=1, max_value=MAX_ID)
+
+    def pair(self) -> dict[str, int]:
+        """The pair as ``query_id`` and ``document_id`` keyword arguments."""
+        return {
+            "query_id": self.cleaned_data["query"],
+            "document_id": self.cleaned_data["document"],
+        }
+
+    def error_text(self) -> str:
+        return " ".join(
+            f"{self.fields[name].label or name}: {error}"
+            for name, errors in self.errors.items()
+            for error in errors
+        )
+
+
+class LeaseForm(PairForm):
+    """The pair a rating page showed and its lease's end, which names that lease."""
+
+    lease = forms.DateTimeField()
 
 
 class BulkFilterForm(forms.Form):
