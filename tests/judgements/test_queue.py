@@ -566,8 +566,17 @@ def test_the_pool_and_tallies_match_the_log_of_generated_load(db):
 def test_replacing_a_generated_project_leaves_no_queue_rows_behind(db):
     options = {"queries": 5, "hits_per_query": 10, "judgements": 50, "raters": 2}
     call_command("generate_load", stdout=StringIO(), **options)
+    first = Project.objects.get(slug="generated-load")
+    pair = QueuePair.objects.filter(project=first).first()
+    skipper = UserFactory(roles=["rater"])
+    queue_skip_pair(
+        rater=skipper, project=first, query_id=pair.query_id, document_id=pair.document_id
+    )
+    queue_next_pair(rater=skipper, project=first)
     call_command("generate_load", stdout=StringIO(), **options)
     project = Project.objects.get(slug="generated-load")
+    assert not QueueSkip.objects.exists()
+    assert not QueueLease.objects.exists()
     assert set(QueuePair.objects.values_list("project", flat=True)) == {project.pk}
     assert set(QueuePoolTally.objects.values_list("project", flat=True)) == {project.pk}
     assert set(QueueRaterTally.objects.values_list("project", flat=True)) == {project.pk}
