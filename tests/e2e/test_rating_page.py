@@ -5,6 +5,7 @@ ann, ben and cai are the demo's raters; "analyst" reads the dashboards.
 """
 
 import time
+from contextlib import contextmanager
 from io import StringIO
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 from django.core.management import call_command
 
 from judgements.models import Judgement, Project, QueueLease, QueueSkip
-from tests.e2e.test_rating_flow import RATE, press_and_wait, shown_pair, web_events
+from tests.e2e.test_rating_flow import RATE, log_in, press_and_wait, shown_pair, web_events
 from tests.factories import (
     DocumentFactory,
     HitFactory,
@@ -34,15 +35,6 @@ def demo():
     return Project.objects.get(slug="outdoor-gear")
 
 
-def log_in(page, username):
-    """Log in and wait for the page the login lands on."""
-    page.goto("/accounts/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", "relevance")
-    page.click("button[type=submit]")
-    page.wait_for_url(lambda url: "/accounts/login/" not in url)
-
-
 def rater_named(username):
     user = UserFactory(username=username, roles=["rater"])
     user.set_password("relevance")
@@ -50,9 +42,17 @@ def rater_named(username):
     return user
 
 
-def new_page(browser, live_server, **options):
+@contextmanager
+def browsing(browser, live_server, username=None, **options):
+    """A page of a browser of its own (its own cookies), logged in as ``username``."""
     context = browser.new_context(base_url=live_server.url, **options)
-    return context, context.new_page()
+    try:
+        page = context.new_page()
+        if username:
+            log_in(page, username)
+        yield page
+    finally:
+        context.close()
 
 
 def test_enter_in_the_note_never_answers_and_n_goes_to_the_note(page, demo):
@@ -124,8 +124,7 @@ def page_fits(page) -> None:
 def test_every_page_fits_a_phone(browser, live_server, demo, width):
     from tests.config.test_production import page_paths
 
-    context, page = new_page(browser, live_server, viewport={"width": width, "height": 800})
-    try:
+    with browsing(browser, live_server, viewport={"width": width, "height": 800}) as page:
         page.goto("/accounts/login/")
         page_fits(page)
         log_in(page, "analyst")
@@ -142,21 +141,15 @@ def test_every_page_fits_a_phone(browser, live_server, demo, width):
         page.get_by_role("button", name="Log out").click()
         page.wait_for_url("**/accounts/login/")
         page_fits(page)
-    finally:
-        context.close()
 
 
 def test_my_judgements_revise_column_is_on_a_phones_screen(browser, live_server, demo):
-    context, page = new_page(browser, live_server, viewport=PHONE)
-    try:
-        log_in(page, "rater_ann")
+    with browsing(browser, live_server, "rater_ann", viewport=PHONE) as page:
         page.goto(f"/rate/{demo.slug}/mine/")
         save = page.get_by_role("button", name="Save").first
         box = save.bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
         page.screenshot(path=str(SCREENS / "rating-my-judgements-390.png"), full_page=True)
-    finally:
-        context.close()
 
 
 def query_top(page) -> float:
@@ -164,9 +157,7 @@ def query_top(page) -> float:
 
 
 def test_after_each_answer_on_a_phone_the_pair_is_in_view(browser, live_server, demo):
-    context, page = new_page(browser, live_server, viewport=PHONE)
-    try:
-        log_in(page, "rater_ann")
+    with browsing(browser, live_server, "rater_ann", viewport=PHONE) as page:
         assert page.url.endswith(RATE)  # ann rates one project: the login lands here.
         seen, scrolled_past = [shown_pair(page)], 0
         for key in ("2", "0", "3"):
@@ -184,8 +175,6 @@ def test_after_each_answer_on_a_phone_the_pair_is_in_view(browser, live_server, 
         page.screenshot(
             path=str(SCREENS / "rating-390-after-three-answers-full.png"), full_page=True
         )
-    finally:
-        context.close()
 
 
 @pytest.fixture
@@ -203,13 +192,12 @@ def test_the_end_of_the_queue_says_another_rater_holds_the_last_pair_until_they_
     browser, live_server, last_pair
 ):
     url = f"/rate/{last_pair.slug}/"
-    bob_context, bob = new_page(browser, live_server)
-    alice_context, alice = new_page(browser, live_server)
-    try:
-        log_in(bob, "bob")
+    with (
+        browsing(browser, live_server, "bob") as bob,
+        browsing(browser, live_server, "alice") as alice,
+    ):
         bob.goto(url)
         pair = shown_pair(bob)
-        log_in(alice, "alice")
         alice.goto(url)
         held = alice.get_by_test_id("held")
         assert (
@@ -226,41 +214,25 @@ def test_the_end_of_the_queue_says_another_rater_holds_the_last_pair_until_they_
         alice.get_by_role("link", name="Check again").click()
         alice.wait_for_selector("article.pair")
         assert shown_pair(alice) == pair
-    finally:
-        bob_context.close()
-        alice_context.close()
 
 
 def test_a_skip_is_kept_on_the_server_and_analysts_count_it(browser, live_server, demo):
-    context, page = new_page(browser, live_server)
-    try:
-        log_in(page, "rater_ben")
-        page.goto(RATE)
+    with browsing(browser, live_server, "rater_ben") as page:
         skipped = shown_pair(page)
         press_and_wait(page, "s")
         assert shown_pair(page) != skipped
         press_and_wait(page, "?")
-    finally:
-        context.close()
     # A new session (another browser, say) still has the skip: the pair stays at the back.
-    context, page = new_page(browser, live_server)
-    try:
-        log_in(page, "rater_ben")
+    with browsing(browser, live_server, "rater_ben") as page:
         assert shown_pair(page) != skipped
         assert QueueSkip.objects.filter(rater__username="rater_ben").count() == 1
-    finally:
-        context.close()
-    context, page = new_page(browser, live_server)
-    try:
-        log_in(page, "analyst")
+    with browsing(browser, live_server, "analyst") as page:
         page.goto(f"/metrics/{demo.slug}/raters/")
         row = page.locator("#answer-counts tr", has_text="rater_ben")
         current = Judgement.objects.for_project(demo).filter(rater__username="rater_ben")
         cant_tell = sum(event.kind == "cant_tell" for event in current.latest_per_rater())
         assert cant_tell >= 1
         assert row.locator("td").all_inner_texts() == ["rater_ben", "1", "1", str(cant_tell)]
-    finally:
-        context.close()
 
 
 def test_undo_goes_back_step_by_step_and_shows_the_grade_each_pair_had(page, demo):
