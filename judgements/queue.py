@@ -298,15 +298,19 @@ class QueueWait:
         return max(1, math.ceil(seconds / 60))
 
 
+# It starts from the live leases, one at most per rater at work, not from the open pairs:
+# a rater at the end of a queue of 30,000 open pairs waited a second for the scan.
 QUEUE_WAIT_SQL = """
 SELECT count(*), min(held.until)
-FROM judgements_queuepair pair
-CROSS JOIN LATERAL (
-    SELECT count(*) AS leases, min(lease.expires_at) AS until
+FROM (
+    SELECT lease.query_id, lease.document_id,
+           count(*) AS leases, min(lease.expires_at) AS until
     FROM judgements_queuelease lease
-    WHERE lease.query_id = pair.query_id AND lease.document_id = pair.document_id
-      AND lease.rater_id <> %(rater)s AND lease.expires_at > now()
+    WHERE lease.rater_id <> %(rater)s AND lease.expires_at > now()
+    GROUP BY lease.query_id, lease.document_id
 ) held
+JOIN judgements_queuepair pair
+    ON pair.query_id = held.query_id AND pair.document_id = held.document_id
 WHERE pair.project_id = %(project)s AND pair.needed > 0
   AND NOT jsonb_exists(pair.answered, %(rater)s::text)
   AND held.leases >= pair.needed
@@ -314,10 +318,7 @@ WHERE pair.project_id = %(project)s AND pair.needed > 0
 
 
 def queue_wait(*, rater, project: Project) -> QueueWait:
-    """What keeps an empty queue empty for ``rater``: pairs others hold, and until when.
-
-    Read when ``queue_next_pair`` found nothing, so it scans only the open pairs.
-    """
+    """What keeps an empty queue empty for ``rater``: pairs others hold, and until when."""
     with connection.cursor() as cursor:
         cursor.execute(QUEUE_WAIT_SQL, {"rater": rater.pk, "project": project.pk})
         held, until = cursor.fetchone()
