@@ -4,6 +4,7 @@ grading's first load, a phone's width, the end of the queue, skips, undo, empty 
 ann, ben and cai are the demo's raters; "analyst" reads the dashboards.
 """
 
+import os
 import time
 from contextlib import contextmanager
 from io import StringIO
@@ -13,6 +14,7 @@ import pytest
 from django.core.management import call_command
 
 from judgements.models import Judgement, Project, QueueLease, QueueSkip
+from tests.e2e.conftest import new_context
 from tests.e2e.test_rating_flow import RATE, log_in, press_and_wait, shown_pair, web_events
 from tests.factories import (
     DocumentFactory,
@@ -25,8 +27,15 @@ from tests.factories import (
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
-SCREENS = Path("/work/helpers/screens")
+# Where the screenshots to look at go: RJ_SCREENSHOTS names a folder to keep them in.
 PHONE = {"width": 390, "height": 844}
+
+
+@pytest.fixture
+def screens(tmp_path) -> Path:
+    folder = Path(os.environ.get("RJ_SCREENSHOTS") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 @pytest.fixture
@@ -45,7 +54,7 @@ def rater_named(username):
 @contextmanager
 def browsing(browser, live_server, username=None, **options):
     """A page of a browser of its own (its own cookies), logged in as ``username``."""
-    context = browser.new_context(base_url=live_server.url, **options)
+    context = new_context(browser, live_server, **options)
     try:
         page = context.new_page()
         if username:
@@ -104,11 +113,25 @@ def test_bulk_grading_first_load_shows_what_its_filters_say(page, demo):
     assert page.locator("table.data tbody tr").count() == first
 
 
+# The elements that stick out past the right edge, unless a box that scrolls holds them.
+STICKING_OUT = """(width) => [...document.querySelectorAll("body *")].filter((element) => {
+  const box = element.getBoundingClientRect();
+  if (box.width === 0 || box.right <= width + 0.5) return false;
+  for (let up = element.parentElement; up; up = up.parentElement) {
+    if (getComputedStyle(up).overflowX !== "visible"
+        && up.getBoundingClientRect().right <= width + 0.5) return false;
+  }
+  return true;
+}).slice(0, 5).map((element) => `${element.tagName.toLowerCase()}.${element.className}`)"""
+
+
 def page_fits(page) -> None:
     """No sideways scrolling, a one-line top bar, and Log out on screen."""
     width = page.viewport_size["width"]
     overflow = page.evaluate("document.documentElement.scrollWidth")
-    assert overflow <= width, f"{page.url} is {overflow} px wide at {width} px"
+    assert overflow <= width, (
+        f"{page.url} is {overflow} px wide at {width} px: {page.evaluate(STICKING_OUT, width)}"
+    )
     # Django's own account pages (password reset) use the admin's layout, not ours.
     if page.locator("header.topbar").count() == 0:
         return
@@ -143,20 +166,20 @@ def test_every_page_fits_a_phone(browser, live_server, demo, width):
         page_fits(page)
 
 
-def test_my_judgements_revise_column_is_on_a_phones_screen(browser, live_server, demo):
+def test_my_judgements_revise_column_is_on_a_phones_screen(browser, live_server, demo, screens):
     with browsing(browser, live_server, "rater_ann", viewport=PHONE) as page:
         page.goto(f"/rate/{demo.slug}/mine/")
         save = page.get_by_role("button", name="Save").first
         box = save.bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
-        page.screenshot(path=str(SCREENS / "rating-my-judgements-390.png"), full_page=True)
+        page.screenshot(path=str(screens / "rating-my-judgements-390.png"), full_page=True)
 
 
 def query_top(page) -> float:
     return page.evaluate("document.querySelector('#rating .query').getBoundingClientRect().top")
 
 
-def test_after_each_answer_on_a_phone_the_pair_is_in_view(browser, live_server, demo):
+def test_after_each_answer_on_a_phone_the_pair_is_in_view(browser, live_server, demo, screens):
     with browsing(browser, live_server, "rater_ann", viewport=PHONE) as page:
         assert page.url.endswith(RATE)  # ann rates one project: the login lands here.
         seen, scrolled_past = [shown_pair(page)], 0
@@ -170,10 +193,9 @@ def test_after_each_answer_on_a_phone_the_pair_is_in_view(browser, live_server, 
         assert len(set(seen)) == 4
         assert scrolled_past > 0  # The query was out of sight before an answer.
         page_fits(page)
-        SCREENS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENS / "rating-390-after-three-answers.png"))
+        page.screenshot(path=str(screens / "rating-390-after-three-answers.png"))
         page.screenshot(
-            path=str(SCREENS / "rating-390-after-three-answers-full.png"), full_page=True
+            path=str(screens / "rating-390-after-three-answers-full.png"), full_page=True
         )
 
 
@@ -233,6 +255,30 @@ def test_a_skip_is_kept_on_the_server_and_analysts_count_it(browser, live_server
         cant_tell = sum(event.kind == "cant_tell" for event in current.latest_per_rater())
         assert cant_tell >= 1
         assert row.locator("td").all_inner_texts() == ["rater_ben", "1", "1", str(cant_tell)]
+
+
+def test_a_skip_of_a_bad_id_is_refused_and_the_page_goes_on_working(page, demo):
+    log_in(page, "rater_ann")
+    page.goto(RATE)
+    pair = shown_pair(page)
+    # A changed page (or a hand-made post) names a query id beyond PostgreSQL's bigint.
+    with page.expect_navigation():
+        page.evaluate(
+            """() => {
+              const form = document.querySelector("#rating form.skip");
+              form.removeAttribute("hx-post");
+              form.querySelector("[name=query]").value = "9223372036854775808";
+              HTMLFormElement.prototype.submit.call(form);
+            }"""
+        )
+    assert page.get_by_role("alert").inner_text().startswith("Not skipped: query:")
+    with page.expect_navigation():
+        page.get_by_role("link", name="Back to rating").click()
+    assert shown_pair(page) == pair
+    assert not QueueSkip.objects.exists()
+    press_and_wait(page, "s")
+    assert shown_pair(page) != pair
+    assert QueueSkip.objects.count() == 1
 
 
 def test_undo_goes_back_step_by_step_and_shows_the_grade_each_pair_had(page, demo):
