@@ -155,9 +155,12 @@ def scale_errors(scale) -> list[str]:
 class Query(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="queries")
     text = models.CharField(max_length=500)
+    # db_default too: bulk loads write queries with COPY and name only their own columns.
     external_id = models.CharField(
         max_length=200,
         blank=True,
+        default="",
+        db_default="",
         help_text="The team's own query id (a TREC qid), unique in the project when given.",
     )
     description = models.TextField(blank=True, help_text="The information need, for raters.")
