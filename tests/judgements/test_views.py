@@ -76,6 +76,8 @@ def test_the_admin_saves_every_consensus_policy(admin_client, project, policy):
         "metric_gain": "exponential",
         "metric_discount": "log2",
         "metric_ideal": "judged",
+        "metric_ideal_depth": "cut",
+        "metric_unjudged": "zero",
         "consensus": policy,
         "created_at_0": "2026-11-01",
         "created_at_1": "12:00:00",
