@@ -29,7 +29,7 @@ def test_a_bad_file_prints_every_error_and_imports_nothing(tmp_path, query_with_
     err = io.StringIO()
     with pytest.raises(CommandError, match="Nothing was imported: 2 errors"):
         call_command("import_judgements", "outdoor", str(path), "--format=quepid", stderr=err)
-    assert 'line 3, column rating: "5" is outside the scale 0-3.' in err.getvalue()
+    assert "line 3, column rating: The project's scale is 0-3, but 1 grades" in err.getvalue()
     assert 'line 4, column query: "hat" is not a query of this project.' in err.getvalue()
     assert not Judgement.objects.exists()
 
