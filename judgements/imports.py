@@ -440,7 +440,7 @@ NEW_EVENTS = """
 SELECT {names} FROM {table} s
 WHERE NOT EXISTS (
     SELECT FROM judgements_judgement j JOIN judgements_query q ON q.id = j.query_id
-    WHERE s.source_event_id <> '' AND q.project_id = %(project)s
+    WHERE s.source_event_id <> '' AND j.source_event_id <> '' AND q.project_id = %(project)s
       AND j.source_event_id = s.source_event_id)
   AND NOT (s.timed AND EXISTS (
     SELECT FROM judgements_judgement j
@@ -448,6 +448,8 @@ WHERE NOT EXISTS (
       AND j.rater_id = s.rater_id AND j.created_at = s.created_at AND j.kind = s.kind
       AND j.grade IS NOT DISTINCT FROM s.grade))
 ORDER BY query_id, document_id"""
+# Pair formats carry no event ids or times: every row is a new event.
+ALL_EVENTS = "SELECT {names} FROM {table} ORDER BY query_id, document_id"
 
 
 class _JudgementWriter:
@@ -492,7 +494,8 @@ class _JudgementWriter:
     def finish(self) -> int:
         """Write the new events; return how many there were."""
         names = ", ".join(name for name in JUDGEMENT_COLUMNS if name != "timed")
-        select = NEW_EVENTS.format(names=names, table=self.staging.table)
+        rows = ALL_EVENTS if self.spec.raters == "import" else NEW_EVENTS
+        select = rows.format(names=names, table=self.staging.table)
         return self.staging.insert(names.split(", "), select, {"project": self.project.pk})
 
     def _add_accounts(self, rows) -> None:

@@ -182,7 +182,7 @@ def run_trec(chunks: Iterable[bytes], vocabulary: Vocabulary):
             yield LineError(line, "tag", f'"{run_tag}" is not "{tag}": a file holds one run.')
             continue
         query, key = query_by_qid(line, qid, vocabulary, "qid", unknown)
-        yield from hits.row(line, query, docid, _file_rank(rank), score, key=key)
+        yield from hits.trec_row(line, query, docid, rank, score, key)
     yield from unknown.errors()
     yield from hits.errors()
 
@@ -246,17 +246,30 @@ class _HitChecks:
     def __init__(self):
         self.pairs = Duplicates("docid", "This document for this query")
 
-    def row(self, line, query, docid, rank, score, document=None, key=""):
+    def row(self, line, query, docid, rank, score, document=None, key="") -> tuple | list:
+        """The hit (in a tuple), or the errors of its line (a list)."""
         errors = [query] if isinstance(query, LineError) else []
         docid, score = key_field(docid, "docid", line), _score(score, line)
         errors += [value for value in (docid, score) if isinstance(value, LineError)]
         if errors:
-            yield from errors
-            return
+            return errors
         if query is None and not key:
-            return  # An unknown query, reported once at the end of the file.
+            return ()  # An unknown query, reported once at the end of the file.
         self.pairs.add((query if query is not None else key, docid), line)
-        yield HitRow(line, query, docid, rank, score, document, key)
+        return (HitRow(line, query, docid, rank, score, document, key),)
+
+    def trec_row(self, line, query, docid: str, rank: str, score: str, key: str):
+        """``row`` for the fields of a TREC line: whitespace-free strings, so shorter."""
+        number = ascii_number(score)
+        if (
+            type(query) is int
+            and len(docid) <= 200
+            and number is not None
+            and math.isfinite(number)
+        ):
+            self.pairs.add((query, docid), line)
+            return (HitRow(line, query, docid, _file_rank(rank), number),)
+        return self.row(line, query, docid, _file_rank(rank), score, key=key)
 
     def errors(self) -> Iterator[LineError]:
         yield from self.pairs.errors()
@@ -264,8 +277,11 @@ class _HitChecks:
 
 def _file_rank(text: str) -> int | None:
     # Kept only to tell whether trec_eval's order differs from the file's ranks.
+    if text.isascii() and text.isdigit() and len(text) < 19:
+        return int(text)
     number = ascii_number(text)
-    return int(number) if number is not None and number.is_integer() else None
+    whole = number is not None and number.is_integer() and abs(number) < 2**62
+    return int(number) if whole else None
 
 
 def _score(text, line: int) -> float | LineError | None:

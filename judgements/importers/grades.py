@@ -18,6 +18,7 @@ from judgements.importers.reading import (
     past_time,
     scale_text,
     text_field,
+    unzipped,
 )
 from judgements.importers.rows import JudgementRow, LineError, Skip, Vocabulary
 
@@ -42,9 +43,20 @@ class _Pairs:
         self.unknown_queries = _Unknown(columns[0], "queries")
         self.off_scale: list[tuple[int, float]] = []
 
-    def row(self, line: int, query, docid, rating, **event) -> Iterator[JudgementRow | LineError]:
-        """The pair's row, or the errors of its line; ``query`` is an id, a LineError,
-        None for an unknown query, or a ``(None, key)`` query to create."""
+    def row(self, line: int, query, docid, rating, **event) -> tuple | list:
+        """The pair's row (in a tuple), or the errors of its line (a list); ``query`` is
+        an id, a LineError, None for an unknown query, or a ``(None, key)`` query to
+        create."""
+        if type(query) is int and type(docid) is str and not event:
+            # The common case, kept short: a file of known queries and documents.
+            document = self.vocabulary.documents.get(docid)
+            grade, problem = grade_of(rating, self.vocabulary.grades)
+            if document is not None and problem is None:
+                self.seen.add((query << 32) | document, line)
+                return (JudgementRow(line, query, document, grade),)
+        return list(self._row(line, query, docid, rating, **event))
+
+    def _row(self, line: int, query, docid, rating, **event) -> Iterator[JudgementRow | LineError]:
         query_id, query_key = query if isinstance(query, tuple) else (query, "")
         grade, problem = self._grade(line, rating)
         document_id, document_key = self._document(line, docid)
@@ -58,9 +70,11 @@ class _Pairs:
             return  # Off the scale or unknown: reported at the end of the file.
         if document_id is None and not document_key:
             return
-        self.seen.add(
-            (query_id or query_key, document_id or document_key, event.get("rater_key")), line
-        )
+        if query_id and document_id and not event.get("rater_key"):
+            self.seen.add((query_id << 32) | document_id, line)
+        else:
+            key = (query_id or query_key, document_id or document_key, event.get("rater_key"))
+            self.seen.add(key, line)
         yield JudgementRow(
             line, query_id, document_id, grade, query_key=query_key, document_key=document_key,
             **event,
@@ -363,7 +377,8 @@ def _opensearch_query(line, text, ratings, vocabulary, pairs: _Pairs) -> Iterato
 
 
 def quepid_book(chunks: Iterable[bytes], vocabulary: Vocabulary):
-    """A Quepid book export: every rater's judgement of every query/document pair.
+    """A Quepid book export (its JSON, or the .json.zip Quepid offers for download):
+    every rater's judgement of every query/document pair.
 
     Each judgement becomes an event of the rater named by ``user_email`` (an account
     matched or created by the service) or, for Quepid's AI judges, ``judge_name``:
@@ -372,7 +387,7 @@ def quepid_book(chunks: Iterable[bytes], vocabulary: Vocabulary):
     time.
     """
     pairs = _Pairs(vocabulary, ("query_text", "doc_id", "rating"))
-    found = 0
+    found, chunks = 0, unzipped(chunks)
     for item in json_values(chunks, "query_doc_pairs.item".__eq__, {"query_doc_pairs": list}):
         if isinstance(item, LineError):
             yield item

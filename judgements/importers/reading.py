@@ -4,6 +4,8 @@ import csv
 import io
 import json
 import re
+import tempfile
+import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -262,6 +264,36 @@ def nonblank_lines(lines: Lines) -> Iterator[tuple[int, str] | LineError]:
     yield from lines.drain() if seen else empty_file_errors(lines)
 
 
+ZIP_MAGIC = b"PK\x03\x04"
+
+
+def unzipped(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """The chunks, or, for a ZIP archive, those of its first member, read as they come.
+
+    A ZIP's directory is at its end, so the archive is spooled to a temporary file
+    (on disk past a few megabytes) first. A broken archive raises ``Unreadable``.
+    """
+    chunks = iter(chunks)
+    first = next(chunks, b"")
+    if not first.startswith(ZIP_MAGIC):
+        yield first
+        yield from chunks
+        return
+    with tempfile.SpooledTemporaryFile(max_size=8 << 20) as spool:
+        spool.write(first)
+        for chunk in chunks:
+            spool.write(chunk)
+        try:
+            with zipfile.ZipFile(spool) as archive, archive.open(archive.namelist()[0]) as member:
+                yield from iter(lambda: member.read(1 << 20), b"")
+        except (zipfile.BadZipFile, IndexError, OSError) as error:
+            raise Unreadable(f"The ZIP archive cannot be read ({error}).") from None
+
+
+class Unreadable(ValueError):
+    """An upload that cannot be read at all; the message says why."""
+
+
 class LineDict(dict):
     """A JSON object that remembers the line it starts on."""
 
@@ -322,6 +354,9 @@ def json_values(
         yield LineError(
             reader.line if not reader.problems else None, None, _problem(error, reader)
         )
+        return
+    except Unreadable as error:
+        yield LineError(None, None, str(error))
         return
     except (ValueError, RecursionError, OverflowError) as error:
         yield LineError(reader.line, None, f"This is not valid JSON: {error}.")
@@ -539,11 +574,12 @@ def key_field(value, name: str, line: int, *, limit: int = 200):
     """An identifier (a document id): text without spaces or line ends, which would
     break the whitespace-separated qrels and run files it is exported to."""
     key = text_field(value, name, line, limit=limit)
-    if isinstance(key, str) and any(char.isspace() for char in key):
+    if isinstance(key, str) and _WHITESPACE.search(key):
         return LineError(line, name, f"{key[:100]!r} contains whitespace; ids cannot.")
     return key
 
 
+_WHITESPACE = re.compile(r"\s")
 MISSING_VALUES = {"nan", "null", "none", "n/a", "#n/a"}
 
 

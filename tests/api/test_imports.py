@@ -165,3 +165,17 @@ def test_a_document_deleted_during_the_import_rejects_it(charlie, query_with_hit
     assert response.status_code == 400
     assert response.json()["errors"][0]["message"] == "A document was deleted during the import."
     assert not Judgement.objects.exists()
+
+
+def test_the_services_take_a_path_or_a_file_as_a_background_task_would(tmp_path, project):
+    path = tmp_path / "queries.csv"
+    path.write_text("id,text\nQ1,tent\n")
+    assert imports.query_import(project=project, upload=str(path), file_format="csv").created == 1
+    (tmp_path / "docs.jsonl").write_text('{"id": "SKU-1"}\n')
+    with (tmp_path / "docs.jsonl").open("rb") as file:
+        assert imports.document_import(project=project, upload=file).created == 1
+    (tmp_path / "qrels").write_text("Q1 0 SKU-1 2\n")
+    result = imports.judgement_import(
+        project=project, upload=tmp_path / "qrels", file_format="qrels", uploaded_by=None
+    )
+    assert result.created == 1

@@ -4,7 +4,9 @@ Each test builds a file the way the tool writes it (from the tool's own code or 
 files) and checks what is stored, what is skipped and what the summary says.
 """
 
+import io
 import json
+import zipfile
 
 import pytest
 from django.contrib.auth.models import User
@@ -284,7 +286,7 @@ def test_a_quepid_book_moves_every_raters_judgements(charlie, query_with_hits):
     body = judgements_post(charlie, quepid_book_file(), "quepid_book")
     assert body["skipped"] == {"marked judge later": 1}
     assert body["notes"] == ["Created 1 rater accounts (bob@example.org)."]
-    events = Judgement.objects.order_by("id").select_related("rater", "document")
+    events = Judgement.objects.order_by("document__external_id", "rater__username")
     assert [(e.rater.username, e.document.external_id, e.kind, e.grade) for e in events] == [
         ("ann", "SKU-1", "grade", 3),
         ("bob@example.org", "SKU-1", "cant_tell", None),
@@ -339,3 +341,17 @@ def test_opensearch_export_reimports_to_the_same_pairs(charlie, judged):
     ]  # fmt: skip
     assert response["Content-Disposition"] == 'attachment; filename="outdoor-consensus.json"'
     assert ResultList.objects.count() == 1
+
+
+def test_a_quepid_book_comes_as_the_zip_quepid_offers(charlie, query_with_hits, rater):
+    UserFactory(username="ann", email="ann@example.org", roles=["rater"])
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped:
+        zipped.writestr("book_export_12.json", quepid_book_file())
+    body = judgements_post(charlie, archive.getvalue(), "quepid_book")
+    assert body["created"] == 3
+
+
+def test_a_broken_zip_is_named(charlie, query_with_hits):
+    errors = judgements_post(charlie, b"PK\x03\x04broken", "quepid_book", 400)["errors"]
+    assert errors[0]["message"].startswith("The ZIP archive cannot be read")

@@ -31,7 +31,8 @@ CRANFIELD = next(
     for folder in (*REPOSITORY.parents, *Path(__file__).resolve().parents)
     if (folder / "shared" / "datasets" / "cranfield").is_dir()
 )
-QUERIES, HITS, JUDGED = 10_000, 100, 10
+QUERIES = int(os.environ.get("BENCH_QUERIES", 10_000))  # smaller for a quick comparison
+HITS, JUDGED = 100, 10
 
 
 def chunks(path: Path):
