@@ -96,12 +96,12 @@ def generated(folder: Path) -> None:
                 out.write(f"Q{n} 0 D{n:07d}-{rank} {rng.randrange(4)}\n")
     project = fresh("bench-generated")
     timed(
-        "10k queries",
+        f"{QUERIES:,} queries",
         QUERIES,
         lambda: services.query_import(project=project, upload=chunks(queries), file_format="csv"),
     )
     timed(
-        "10k-query run (1M hits)",
+        f"{QUERIES:,}-query run",
         QUERIES * HITS,
         lambda: services.result_list_import(
             project=project, upload=chunks(run), file_format="trec", query_map=chunks(queries)
@@ -117,7 +117,7 @@ def generated(folder: Path) -> None:
         batch_size=20_000,
     )
     timed(
-        "10k-query qrels (100k)",
+        f"{QUERIES:,}-query qrels",
         QUERIES * JUDGED,
         lambda: services.judgement_import(
             project=project,
