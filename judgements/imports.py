@@ -259,7 +259,7 @@ class _HitWriter:
         self.query_ids.update(query_ids)
         self.staging.copy(
             f"{run}\t{query}\t{documents[row.external_id]}\t{_copy_value(row.rank)}\t"
-            f"{_copy_value(row.score)}\t{row.external_id}\t{row.line}\n"
+            f"{_copy_value(row.score)}\t{_copy_value(row.external_id)}\t{row.line}\n"
             for query, row in zip(query_ids, rows, strict=True)
         )
 

@@ -355,3 +355,10 @@ def test_a_quepid_book_comes_as_the_zip_quepid_offers(charlie, query_with_hits, 
 def test_a_broken_zip_is_named(charlie, query_with_hits):
     errors = judgements_post(charlie, b"PK\x03\x04broken", "quepid_book", 400)["errors"]
     assert errors[0]["message"].startswith("The ZIP archive cannot be read")
+
+
+def test_a_docno_with_a_backslash_keeps_it(charlie, query_with_hits):
+    qid = query_with_hits.pk
+    run_post(charlie, f"{qid} Q0 A\\B 1 2 r\n{qid} Q0 A\\\\C 2 1 r\n")
+    ranked = Hit.objects.filter(result_list__name="r").order_by("rank")
+    assert [hit.document.external_id for hit in ranked] == ["A\\B", "A\\\\C"]
