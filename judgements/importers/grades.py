@@ -1,6 +1,8 @@
 """Parsers for judgements from other tools (Quepid, TREC, RRE, LTR, OpenSearch) and for
 event logs (this app's, and a Quepid book's per-rater judgements)."""
 
+import hashlib
+import json
 import re
 from collections.abc import Iterable, Iterator
 
@@ -384,7 +386,8 @@ def quepid_book(chunks: Iterable[bytes], vocabulary: Vocabulary):
     matched or created by the service) or, for Quepid's AI judges, ``judge_name``:
     a rating is a grade, ``unrateable`` is "can't tell", ``judge_later`` is skipped,
     ``explanation`` is the note, and ``updated_at``/``created_at`` (when present) the
-    time.
+    time. Each answer gets an event id from its rater, pair and answer, so importing
+    the book again adds only the answers that changed.
     """
     pairs = _Pairs(vocabulary, ("query_text", "doc_id", "rating"))
     found, chunks = 0, unzipped(chunks)
@@ -421,6 +424,9 @@ def _book_pair(item, vocabulary: Vocabulary, pairs: _Pairs) -> Iterator:
             yield event
             continue
         kind, rating, fields = event
+        # The same answer in a later export of the book is the same event, imported once.
+        answer = json.dumps([fields["rater_key"], text, pair.get("doc_id"), kind, rating])
+        fields["event_id"] = "quepid:" + hashlib.sha256(answer.encode()).hexdigest()[:40]
         if kind == "grade":
             yield from pairs.row(line, query, pair.get("doc_id"), rating, kind=kind, **fields)
         else:

@@ -362,3 +362,12 @@ def test_a_docno_with_a_backslash_keeps_it(charlie, query_with_hits):
     run_post(charlie, f"{qid} Q0 A\\B 1 2 r\n{qid} Q0 A\\\\C 2 1 r\n")
     ranked = Hit.objects.filter(result_list__name="r").order_by("rank")
     assert [hit.document.external_id for hit in ranked] == ["A\\B", "A\\\\C"]
+
+
+def test_a_quepid_book_imported_again_adds_only_changed_answers(charlie, query_with_hits):
+    UserFactory(username="ann", email="ann@example.org", roles=["rater"])
+    assert judgements_post(charlie, quepid_book_file(), "quepid_book")["created"] == 3
+    again = judgements_post(charlie, quepid_book_file(), "quepid_book")
+    assert (again["created"], again["skipped"]["already imported"]) == (0, 3)
+    changed = quepid_book_file().replace('"rating": 1,', '"rating": 2,')
+    assert judgements_post(charlie, changed, "quepid_book")["created"] == 1
