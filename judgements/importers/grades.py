@@ -147,6 +147,7 @@ def qrels(chunks: Iterable[bytes], vocabulary: Vocabulary):
     """TREC qrels: ``qid iteration docid relevance``; the iteration column is ignored, and
     lines whose first field starts with ``#`` are comments, as in trec_eval."""
     pairs = _Pairs(vocabulary, ("qid", "docid", "rel"))
+    pairs.unknown_queries = _Unknown("qid", "query ids")
     for item in nonblank_lines(Lines(chunks)):
         if isinstance(item, LineError):
             yield item
