@@ -288,6 +288,12 @@ class Judgement(models.Model):
     import_id = models.UUIDField(
         null=True, blank=True, help_text="The import that brought this event in, if any."
     )
+    source_event_id = models.CharField(
+        max_length=200,
+        blank=True,
+        db_default="",
+        help_text="The event's id in the file it was imported from; imported once per project.",
+    )
 
     objects = JudgementQuerySet.as_manager()
 
@@ -314,6 +320,11 @@ class Judgement(models.Model):
                 name="judgement_latest_idx",
             ),
             models.Index(fields=["rater", "-created_at"], name="judgement_rater_idx"),
+            models.Index(
+                fields=["source_event_id"],
+                condition=~models.Q(source_event_id=""),
+                name="judgement_source_event_idx",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -10,21 +10,27 @@ from rest_framework.views import APIView
 
 from judgements import exporters, importers, queue, services
 from judgements.api.access import IsAnalyst, IsRater, LogPages, Pages, project_to_rate
-from judgements.api.catalogue import UPLOAD_CHUNK, streamed, validated
+from judgements.api.catalogue import (
+    UPLOAD_CHUNK,
+    ImportOutputSerializer,
+    streamed,
+    validated,
+)
 from judgements.api.filters import JudgementFilter, filter_parameters
 from judgements.models import Consensus, Document, Judgement, Project, Query
 
 
 class JudgementOutputSerializer(serializers.ModelSerializer):
     query_text = serializers.CharField(source="query.text")
+    query_external_id = serializers.CharField(source="query.external_id")
     external_id = serializers.CharField(source="document.external_id")
     rater = serializers.SlugRelatedField(slug_field="username", read_only=True)
 
     class Meta:
         model = Judgement
         fields = [
-            "id", "query", "query_text", "document", "external_id", "rater", "kind", "grade",
-            "note", "created_at", "source", "import_id",
+            "id", "query", "query_external_id", "query_text", "document", "external_id",
+            "rater", "kind", "grade", "note", "created_at", "source", "import_id",
         ]  # fmt: skip
 
 
@@ -46,11 +52,14 @@ class JudgementCreateApi(APIView):
 
     Each post is one event (judgements are never overwritten): a grade, "can't tell"
     (``kind=cant_tell``, no grade) or a retraction. The pair must be one of the
-    project's hits and the rater allowed on the project.
+    project's hits and the rater allowed on the project. The query is given by id, or
+    by ``project`` and ``query_external_id`` (the team's own qid).
     """
 
     class InputSerializer(serializers.Serializer):
-        query = serializers.PrimaryKeyRelatedField(queryset=Query.objects.all())
+        query = serializers.PrimaryKeyRelatedField(queryset=Query.objects.all(), required=False)
+        project = serializers.SlugField(required=False, help_text="With query_external_id.")
+        query_external_id = serializers.CharField(required=False, max_length=200)
         document = serializers.PrimaryKeyRelatedField(queryset=Document.objects.all())
         kind = serializers.ChoiceField(choices=Judgement.Kind.choices, default="grade")
         grade = serializers.IntegerField(
@@ -60,11 +69,27 @@ class JudgementCreateApi(APIView):
             required=False, allow_blank=True, default="", max_length=10_000
         )
 
+        def validate(self, data):
+            if "query" in data:
+                return data
+            if not data.get("project") or not data.get("query_external_id"):
+                message = "Give query, or project and query_external_id."
+                raise serializers.ValidationError({"query": message})
+            data["query"] = Query.objects.filter(
+                project__slug=data["project"], external_id=data["query_external_id"]
+            ).first()
+            if data["query"] is None:
+                message = f'No query of "{data["project"]}" has that external id.'
+                raise serializers.ValidationError({"query_external_id": message})
+            return data
+
     permission_classes = [IsRater]
 
     @extend_schema(request=InputSerializer, responses={201: JudgementOutputSerializer})
     def post(self, request):
         data = validated(self.InputSerializer, request.data)
+        data.pop("project", None)
+        data.pop("query_external_id", None)
         project_to_rate(request.user, data["query"].project.slug)
         judgement, _ = services.judgement_submit(
             rater=request.user,
@@ -177,6 +202,12 @@ EXPORT_BODY = {"application/json": OpenApiTypes.OBJECT}
 class ExportParams(serializers.Serializer):
     format = serializers.ChoiceField(choices=exporters.FORMATS, default="jsonl")
     policy = serializers.ChoiceField(choices=Consensus.values, required=False, default="")
+    raw = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="CSV cells as stored, without the ' that keeps spreadsheets from running "
+        "cells starting with = + - @ as formulas.",
+    )
 
 
 class JudgementExportApi(APIView):
@@ -192,6 +223,7 @@ class JudgementExportApi(APIView):
         parameters=[
             OpenApiParameter("format", enum=exporters.FORMATS, description="Default: jsonl."),
             POLICY,
+            OpenApiParameter("raw", bool, description="CSV cells without the formula guard."),
             *filter_parameters(JudgementFilter),
         ],
         responses={
@@ -211,6 +243,7 @@ class JudgementExportApi(APIView):
             dataset=self.dataset,
             file_format=params["format"],
             policy=params["policy"],
+            raw=params["raw"],
         )
         return streamed(export)
 
@@ -222,7 +255,10 @@ class GradeExportApi(JudgementExportApi):
 
 
 class ConsensusExportApi(JudgementExportApi):
-    """The consensus grade per pair, streamed; pair formats round it to a grade."""
+    """The consensus grade per pair, streamed; pair formats round it to a grade.
+
+    Pair formats (qrels, quepid, rre, ltr, opensearch) write this from every dataset.
+    """
 
     dataset = "consensus"
 
@@ -230,19 +266,21 @@ class ConsensusExportApi(JudgementExportApi):
 class JudgementImportApi(APIView):
     """Append judgements from another tool's file as ``source=import`` events; all or nothing.
 
-    Quepid, qrels, RRE and LTR grades go to the project's import rater
-    (``import.<slug>``); event files (``jsonl``, ``csv``) keep their raters and times.
-    ``queries`` (optional, for qrels) is a CSV with ``id,text`` naming each ``qid``.
+    Quepid CSV, qrels, RRE, LTR and OpenSearch grades go to the project's import rater
+    (``import.<slug>``); event files (``jsonl``, ``csv``) keep their raters and times
+    (an event imported before is skipped); a Quepid book's judgements go to rater
+    accounts matched or created by e-mail. ``queries`` (optional, for qrels) is a CSV
+    with ``id,text`` naming each ``qid``; without it a qid is a query's external id.
+    ``create_missing`` creates the documents (and qrels queries) the project lacks.
     """
 
     class InputSerializer(serializers.Serializer):
         file = serializers.FileField()
         format = serializers.ChoiceField(choices=sorted(importers.JUDGEMENT_FORMATS))
         queries = serializers.FileField(required=False, default=None)
+        create_missing = serializers.BooleanField(required=False, default=False)
 
-    class OutputSerializer(serializers.Serializer):
-        rows = serializers.IntegerField()
-        created = serializers.IntegerField()
+    class OutputSerializer(ImportOutputSerializer):
         import_id = serializers.UUIDField()
         rater = serializers.CharField(help_text="The import rater, for pair formats.")
 
@@ -259,5 +297,6 @@ class JudgementImportApi(APIView):
             file_format=data["format"],
             uploaded_by=request.user,
             query_map=data["queries"] and data["queries"].chunks(UPLOAD_CHUNK),
+            create_missing=data["create_missing"],
         )
         return Response(self.OutputSerializer(result).data, status=status.HTTP_201_CREATED)

@@ -47,7 +47,7 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 from rest_framework.authtoken.models import Token  # noqa: E402
 
-from judgements import exporters, services  # noqa: E402
+from judgements import exporters, imports, services  # noqa: E402
 from judgements.models import Judgement, Project  # noqa: E402
 from judgements.roles import Role  # noqa: E402
 
@@ -206,7 +206,7 @@ def quepid_file(project: Project, path: Path) -> int:
 
 def bench_import(project: Project, path: Path) -> None:
     rows = quepid_file(project, path)
-    services.metrics_schedule_refresh = lambda **kwargs: None  # the metrics task is timed apart
+    imports.metrics_schedule_refresh = lambda **kwargs: None  # the metrics task is timed apart
     result, seconds = timed_import(project, path)
     print(f"Quepid import     {result.created:>9,} rows in {seconds:6.2f} s ", end="")
     print(f"= {result.created / seconds:>9,.0f} rows/s (file of {rows:,} rows, committed)")
