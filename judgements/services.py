@@ -128,6 +128,7 @@ def _generated_queries(project: Project, plan: LoadPlan) -> np.ndarray:
             "id": ids,
             "project_id": np.full(plan.queries, project.pk),
             "text": np.char.add("synthetic query ", numbers),
+            "external_id": np.full(plan.queries, ""),
             "description": np.full(plan.queries, ""),
             "created_at": np.full(plan.queries, project.created_at.isoformat()),
         },
