@@ -1,6 +1,11 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from config.ids import IdConverter
+
+# Row ids in paths stop at bigint's end (config.ids); registered before the apps' URLs load.
+register_converter(IdConverter, "id")
 
 urlpatterns = [
     path("admin/", admin.site.urls),

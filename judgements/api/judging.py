@@ -8,6 +8,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.ids import ApiIdField
 from judgements import exporters, importers, queue, services
 from judgements.api.access import IsAnalyst, IsRater, LogPages, Pages, project_to_rate
 from judgements.api.catalogue import UPLOAD_CHUNK, streamed, validated
@@ -50,8 +51,12 @@ class JudgementCreateApi(APIView):
     """
 
     class InputSerializer(serializers.Serializer):
-        query = serializers.PrimaryKeyRelatedField(queryset=Query.objects.all())
-        document = serializers.PrimaryKeyRelatedField(queryset=Document.objects.all())
+        query = serializers.PrimaryKeyRelatedField(
+            queryset=Query.objects.all(), pk_field=ApiIdField()
+        )
+        document = serializers.PrimaryKeyRelatedField(
+            queryset=Document.objects.all(), pk_field=ApiIdField()
+        )
         kind = serializers.ChoiceField(choices=Judgement.Kind.choices, default="grade")
         grade = serializers.IntegerField(
             required=False, allow_null=True, default=None, min_value=-32768, max_value=32767
