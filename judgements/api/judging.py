@@ -3,7 +3,7 @@
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import generics, serializers, status
+from rest_framework import exceptions, generics, serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -42,12 +42,26 @@ class JudgementListApi(generics.ListAPIView):
         return events.select_related("query", "document", "rater")
 
 
+class PairCompleteError(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "pair_complete"
+
+
+COMPLETE_RESPONSE = OpenApiResponse(
+    description="The pair already has the grades it needs from other raters, as the queue "
+    "counts them (judges_per_pair, live leases included); ask /next/ for another pair."
+)
+
+
 class JudgementCreateApi(APIView):
     """Record an answer to a pair as the signed-in rater, with ``source=api``.
 
     Each post is one event (judgements are never overwritten): a grade, "can't tell"
     (``kind=cant_tell``, no grade) or a retraction. The pair must be one of the
-    project's hits and the rater allowed on the project.
+    project's hits and the rater allowed on the project (404 otherwise, as for an
+    unknown project). A pair that already has its ``judges_per_pair`` grades from other
+    raters, counting their live leases as the queue does, is 409; a rater may always
+    change or retract their own answer.
     """
 
     class InputSerializer(serializers.Serializer):
@@ -67,17 +81,23 @@ class JudgementCreateApi(APIView):
 
     permission_classes = [IsRater]
 
-    @extend_schema(request=InputSerializer, responses={201: JudgementOutputSerializer})
+    @extend_schema(
+        request=InputSerializer,
+        responses={201: JudgementOutputSerializer, 409: COMPLETE_RESPONSE},
+    )
     def post(self, request):
         data = validated(self.InputSerializer, request.data)
-        project_to_rate(request.user, data["query"].project.slug)
-        judgement, _ = services.judgement_submit(
-            rater=request.user,
-            project=data["query"].project,
-            source=Judgement.Source.API,
-            deduplicate=False,
-            **data,
-        )
+        project = project_to_rate(request.user, data["query"].project.slug)
+        try:
+            judgement, _ = services.judgement_submit(
+                rater=request.user,
+                project=project,
+                source=Judgement.Source.API,
+                deduplicate=False,
+                **data,
+            )
+        except services.PairComplete as complete:
+            raise PairCompleteError(complete.messages[0]) from None
         return Response(JudgementOutputSerializer(judgement).data, status.HTTP_201_CREATED)
 
 
