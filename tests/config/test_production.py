@@ -6,6 +6,7 @@ off) on 127.0.0.1, against the test database with the demo loaded, and load ever
 page and the static files it names.
 """
 
+import contextlib
 import os
 import re
 import socket
@@ -133,26 +134,38 @@ def free_port() -> int:
 @pytest.fixture
 def gunicorn(static_root):
     """The app under gunicorn with DEBUG off, as docker-compose.yml serves it."""
+    with serving(static_root) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def serving(static_root: Path, *, workers: int = 2, **environment):
+    """gunicorn on 127.0.0.1 with DEBUG off, against the test database unless
+    ``environment`` names another DATABASE_URL; yields its base URL."""
     port = free_port()
-    environment = production_environment(STATIC_ROOT=str(static_root), DATABASE_URL=database_url())
-    command = [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--workers", "2"]
+    environment = production_environment(
+        **{"STATIC_ROOT": str(static_root), "DATABASE_URL": database_url(), **environment}
+    )
+    command = [sys.executable, "-m", "gunicorn", "config.wsgi:application"]
     server = subprocess.Popen(
-        [*command, "--bind", f"127.0.0.1:{port}"],
+        [*command, "--workers", str(workers), "--bind", f"127.0.0.1:{port}"],
         cwd=ROOT,
         env=environment,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        assert server.poll() is None, server.stderr.read().decode()[-2000:]
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                break
-        time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}"
-    server.terminate()
-    server.wait(timeout=10)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            assert server.poll() is None, server.stderr.read().decode()[-2000:]
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
 
 
 class Browser:
