@@ -9,6 +9,7 @@ page and the static files it names.
 import contextlib
 import os
 import re
+import secrets
 import socket
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from io import StringIO
 from pathlib import Path
 from urllib.error import HTTPError
 from urllib.parse import quote, urlencode
-from urllib.request import HTTPCookieProcessor, Request, build_opener
+from urllib.request import HTTPCookieProcessor, HTTPRedirectHandler, Request, build_opener
 
 import pytest
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
@@ -281,3 +282,46 @@ def test_gunicorn_with_debug_off_renders_the_admin(gunicorn):
         status, _, body = admin.get(path)
         assert status == 200, (path, status)
         assert "Traceback" not in body
+
+
+def test_check_deploy_is_clean_with_production_settings_and_tls_on():
+    environment = production_environment(
+        SECRET_KEY=secrets.token_urlsafe(60),
+        HTTPS="1",
+        ALLOWED_HOSTS="judge.example.org",
+        DATABASE_URL="postgres://u@h/n",
+    )
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "no issues" in done.stdout
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_gunicorn_sends_the_security_headers_and_a_strict_csp(static_root):
+    with serving(static_root, HTTPS="1", TRUSTED_PROXIES="1") as base:
+        request = Request(f"{base}/accounts/login/", headers={"X-Forwarded-Proto": "https"})
+        with build_opener().open(request, timeout=30) as response:
+            headers = response.headers
+        policy = headers["Content-Security-Policy"]
+        assert "script-src 'self'" in policy and "style-src 'self'" in policy
+        assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
+        assert headers["Strict-Transport-Security"].startswith("max-age=31536000")
+        assert "Secure" in headers["Set-Cookie"]
+        # Plain HTTP is sent to HTTPS; the health check is not.
+        with pytest.raises(HTTPError) as redirect:
+            build_opener(NoRedirect).open(f"{base}/accounts/login/", timeout=30)
+        assert redirect.value.code == 301
+        assert redirect.value.headers["Location"].startswith("https://")
+        with build_opener().open(f"{base}/health/", timeout=30) as health:
+            assert health.status == 200
+
+
+class NoRedirect(HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
