@@ -26,9 +26,9 @@ from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.db import connection
-from django.urls import URLPattern, URLResolver, get_resolver
 
 from judgements.models import Project
+from tests import routes
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE_MAP = re.compile(rb"[#@] sourceMappingURL=([^\s*]+)")
@@ -210,21 +210,12 @@ def page_paths(project: Project) -> list[str]:
         "token": "set-password",
     }
     paths = []
-    for route in _routes(get_resolver().url_patterns, ""):
+    for route in routes.routes():
         if route.startswith(("admin/", "api/")) or not route.endswith("/"):
             continue
         paths.append("/" + re.sub(r"<(?:\w+:)?(\w+)>", lambda m: str(values[m[1]]), route))
     assert len(paths) >= 15, paths
     return paths
-
-
-def _routes(patterns, prefix: str):
-    for pattern in patterns:
-        route = str(pattern.pattern)
-        if isinstance(pattern, URLResolver):
-            yield from _routes(pattern.url_patterns, prefix + route)
-        elif isinstance(pattern, URLPattern) and not route.startswith("^"):
-            yield prefix + route
 
 
 def load_demo_for_production(*usernames: str) -> None:

@@ -7,16 +7,15 @@ with the charts drawn, an htmx swap done and Swagger UI rendered.
 """
 
 import re
-from io import StringIO
 
 import pytest
-from django.core.management import call_command
 
 from judgements.models import Project
-from tests import routes
-from tests.e2e.test_dashboards import chart_points
+from tests.config.test_production import page_paths
+from tests.e2e.test_dashboards import chart_points, demo, log_in
 from tests.e2e.test_rating_flow import press_and_wait, shown_pair
 
+__all__ = ["demo"]  # a fixture, used by name
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
 RECORD_VIOLATIONS = """
@@ -30,23 +29,9 @@ document.addEventListener("securitypolicyviolation", (event) => {
 
 
 @pytest.fixture
-def demo():
-    call_command("load_demo", stdout=StringIO())
-    return Project.objects.get(slug="outdoor-gear")
-
-
-@pytest.fixture
 def watched(page):
     page.add_init_script(RECORD_VIOLATIONS)
     return page
-
-
-def log_in(page, username):
-    page.goto("/accounts/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", "relevance")
-    page.click("button[type=submit]")
-    page.wait_for_url("/")
 
 
 def violations(page) -> list[str]:
@@ -55,21 +40,11 @@ def violations(page) -> list[str]:
 
 
 def page_urls(project: Project) -> list[str]:
-    """Every page the app routes outside the API, plus the admin's main pages."""
-    result_list = project.result_lists.order_by("pk").first()
-    values = {
-        "slug": project.slug,
-        "result_list_id": result_list.pk,
-        "query_id": result_list.hits.order_by("pk").first().query_id,
-        "uidb64": "MQ",
-        "token": "set-password",
-    }
+    """Every page the app routes outside the API that a GET shows, plus the admin's."""
     urls = [
-        routes.filled(route, values)
-        for route in routes.routes()
-        if not route.startswith(("admin/", "api/"))
-        and "logout" not in route
-        and not re.search(r"(answer|skip|undo|request-grades)/$", route)
+        path
+        for path in page_paths(project)
+        if "logout" not in path and not re.search(r"(answer|skip|undo|request-grades)/$", path)
     ]
     admin = ["/admin/", "/admin/judgements/project/", f"/admin/judgements/project/{project.pk}/"]
     return [*urls, *admin, f"{admin[2]}change/", "/api/token/"]
