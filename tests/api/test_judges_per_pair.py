@@ -84,7 +84,7 @@ def test_a_pair_ranked_below_the_pool_keeps_the_rule_too(
 
 
 @pytest.mark.parametrize("pool_depth", [10, 2])
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_raters_posting_the_same_pair_at_once_fill_exactly_its_slots(
     live_server, query_with_hits, project, pool_depth
 ):

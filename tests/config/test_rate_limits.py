@@ -46,7 +46,7 @@ def limits_reset(transactional_db):
     caches["shared"].clear()
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_four_workers_let_exactly_the_limit_through(static_root, limits_reset):
     with serving(static_root, workers=4, API_THROTTLE_ANON=f"{LIMIT}/minute") as base:
         answered = statuses(base, lambda number: {}, 240)
@@ -57,7 +57,7 @@ def test_four_workers_let_exactly_the_limit_through(static_root, limits_reset):
     assert set(spoofed) == {429}
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_behind_a_trusted_proxy_each_client_has_its_own_limit(static_root, limits_reset):
     environment = {"API_THROTTLE_ANON": "5/minute", "TRUSTED_PROXIES": "1"}
     with serving(static_root, workers=2, **environment) as base:
