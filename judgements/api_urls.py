@@ -30,10 +30,10 @@ urlpatterns = [
         catalogue.ResultListImportApi.as_view(),
         name="result-lists-import",
     ),
-    path("result-lists/<int:pk>/", catalogue.ResultListDetailApi.as_view(), name="result-list"),
-    path("result-lists/<int:pk>/hits/", catalogue.HitListApi.as_view(), name="hits"),
+    path("result-lists/<id:pk>/", catalogue.ResultListDetailApi.as_view(), name="result-list"),
+    path("result-lists/<id:pk>/hits/", catalogue.HitListApi.as_view(), name="hits"),
     path(
-        "result-lists/<int:pk>/export/",
+        "result-lists/<id:pk>/export/",
         catalogue.ResultListExportApi.as_view(),
         name="result-list-export",
     ),

@@ -4,6 +4,7 @@ from django import forms
 from django.contrib.auth.models import User
 from django.db.models import Q
 
+from config.ids import IdField
 from judgements.models import Document, Judgement, Project, Query
 from judgements.roles import Role
 
@@ -26,8 +27,8 @@ def parse_answer(value: str) -> tuple[str, int | None]:
 class AnswerForm(forms.Form):
     """One answer to one pair: a grade on the project's scale or "can't tell", and a note."""
 
-    query = forms.IntegerField(widget=forms.HiddenInput)
-    document = forms.IntegerField(widget=forms.HiddenInput)
+    query = IdField(widget=forms.HiddenInput)
+    document = IdField(widget=forms.HiddenInput)
     answer = forms.ChoiceField()
     note = forms.CharField(required=False, max_length=2000, strip=True)
 
@@ -73,8 +74,8 @@ class AnswerForm(forms.Form):
 class PairForm(forms.Form):
     """A pair to skip or to look up: the query and document ids, as posted."""
 
-    query = forms.IntegerField(min_value=1)
-    document = forms.IntegerField(min_value=1)
+    query = IdField()
+    document = IdField()
 
 
 class BulkFilterForm(forms.Form):

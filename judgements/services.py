@@ -128,6 +128,7 @@ def _generated_queries(project: Project, plan: LoadPlan) -> np.ndarray:
             "id": ids,
             "project_id": np.full(plan.queries, project.pk),
             "text": np.char.add("synthetic query ", numbers),
+            "external_id": np.full(plan.queries, ""),
             "description": np.full(plan.queries, ""),
             "created_at": np.full(plan.queries, project.created_at.isoformat()),
         },
@@ -320,6 +321,10 @@ def _demo_judgements(specs, queries, documents) -> int:
 DUPLICATE_WINDOW = dt.timedelta(seconds=1)
 
 
+class PairComplete(ValidationError):
+    """The pair already has the grades it needs from other raters (see queue.pair_has_room)."""
+
+
 @transaction.atomic
 def judgement_submit(
     *,
@@ -340,6 +345,10 @@ def judgement_submit(
     pages), the same answer to the same pair again within ``DUPLICATE_WINDOW`` returns
     the first event instead of a second one; API clients get an event per post and
     read the log to avoid repeats. The rater's lease on the pair is released.
+
+    A new answer to a pair that already has its ``judges_per_pair`` grades from other
+    raters (the queue's rule, leases included) is refused with ``PairComplete``; a
+    rater may always change their own answer, and retract it.
     """
     _check_rating_allowed(rater, project, query, document)
     if deduplicate:
@@ -353,6 +362,13 @@ def judgement_submit(
             and timezone.now() - newest.created_at < DUPLICATE_WINDOW
         ):
             return newest, False
+    if kind != Judgement.Kind.RETRACT and not queue.pair_has_room(
+        rater=rater, project=project, query_id=query.pk, document_id=document.pk
+    ):
+        raise PairComplete(
+            f"This pair already has the {project.judges_per_pair} grade(s) it needs from "
+            "other raters; ask for the next pair."
+        )
     judgement = judgement_record(
         rater=rater,
         query=query,

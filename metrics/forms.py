@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 
 from django import forms
 
+from config.ids import IdField
 from metrics import registry
 from metrics.dashboards.labels import (
     CONSENSUS_LABELS,
@@ -172,8 +173,8 @@ class CompareForm(MetricForm):
 class GradeRequestForm(forms.Form):
     """Which disputed pairs to send back to the queue: one (query and document) or all."""
 
-    query = forms.IntegerField(required=False, min_value=1)
-    document = forms.IntegerField(required=False, min_value=1)
+    query = IdField(required=False)
+    document = IdField(required=False)
     all = forms.BooleanField(required=False)
 
     def clean(self):

@@ -7,9 +7,8 @@ from django import forms
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 
+from config.ids import MAX_ID
 from judgements.models import Hit, Judgement
-
-MAX_ID = 2**63 - 1
 
 
 class IdFilter(django_filters.NumberFilter):

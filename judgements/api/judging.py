@@ -3,11 +3,12 @@
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import generics, serializers, status
+from rest_framework import exceptions, generics, serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.ids import ApiIdField
 from judgements import exporters, importers, queue, services
 from judgements.api.access import IsAnalyst, IsRater, LogPages, Pages, project_to_rate
 from judgements.api.catalogue import (
@@ -47,20 +48,38 @@ class JudgementListApi(generics.ListAPIView):
         return events.select_related("query", "document", "rater")
 
 
+class PairCompleteError(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "pair_complete"
+
+
+COMPLETE_RESPONSE = OpenApiResponse(
+    description="The pair already has the grades it needs from other raters, as the queue "
+    "counts them (judges_per_pair, live leases included); ask /next/ for another pair."
+)
+
+
 class JudgementCreateApi(APIView):
     """Record an answer to a pair as the signed-in rater, with ``source=api``.
 
     Each post is one event (judgements are never overwritten): a grade, "can't tell"
     (``kind=cant_tell``, no grade) or a retraction. The pair must be one of the
-    project's hits and the rater allowed on the project. The query is given by id, or
-    by ``project`` and ``query_external_id`` (the team's own qid).
+    project's hits and the rater allowed on the project (404 otherwise, as for an
+    unknown project). The query is given by id, or by ``project`` and
+    ``query_external_id`` (the team's own qid). A pair that already has its
+    ``judges_per_pair`` grades from other raters, counting their live leases as the
+    queue does, is 409; a rater may always change or retract their own answer.
     """
 
     class InputSerializer(serializers.Serializer):
-        query = serializers.PrimaryKeyRelatedField(queryset=Query.objects.all(), required=False)
+        query = serializers.PrimaryKeyRelatedField(
+            queryset=Query.objects.all(), pk_field=ApiIdField(), required=False
+        )
         project = serializers.SlugField(required=False, help_text="With query_external_id.")
         query_external_id = serializers.CharField(required=False, max_length=200)
-        document = serializers.PrimaryKeyRelatedField(queryset=Document.objects.all())
+        document = serializers.PrimaryKeyRelatedField(
+            queryset=Document.objects.all(), pk_field=ApiIdField()
+        )
         kind = serializers.ChoiceField(choices=Judgement.Kind.choices, default="grade")
         grade = serializers.IntegerField(
             required=False, allow_null=True, default=None, min_value=-32768, max_value=32767
@@ -70,35 +89,45 @@ class JudgementCreateApi(APIView):
         )
 
         def validate(self, data):
-            if "query" in data:
-                return data
-            if not data.get("project") or not data.get("query_external_id"):
+            if "query" not in data and not (data.get("project") and data.get("query_external_id")):
                 message = "Give query, or project and query_external_id."
                 raise serializers.ValidationError({"query": message})
-            data["query"] = Query.objects.filter(
-                project__slug=data["project"], external_id=data["query_external_id"]
-            ).first()
-            if data["query"] is None:
-                message = f'No query of "{data["project"]}" has that external id.'
-                raise serializers.ValidationError({"query_external_id": message})
             return data
 
     permission_classes = [IsRater]
 
-    @extend_schema(request=InputSerializer, responses={201: JudgementOutputSerializer})
+    @extend_schema(
+        request=InputSerializer,
+        responses={201: JudgementOutputSerializer, 409: COMPLETE_RESPONSE},
+    )
     def post(self, request):
         data = validated(self.InputSerializer, request.data)
-        data.pop("project", None)
-        data.pop("query_external_id", None)
-        project_to_rate(request.user, data["query"].project.slug)
-        judgement, _ = services.judgement_submit(
-            rater=request.user,
-            project=data["query"].project,
-            source=Judgement.Source.API,
-            deduplicate=False,
-            **data,
-        )
+        slug, external_id = data.pop("project", None), data.pop("query_external_id", None)
+        # The rater's access is checked before the external id is looked up, so that
+        # nobody learns which ids a project they may not rate has.
+        query = data.get("query")
+        project = project_to_rate(request.user, query.project.slug if query else slug)
+        if "query" not in data:
+            data["query"] = _query_by_external_id(project, external_id)
+        try:
+            judgement, _ = services.judgement_submit(
+                rater=request.user,
+                project=project,
+                source=Judgement.Source.API,
+                deduplicate=False,
+                **data,
+            )
+        except services.PairComplete as complete:
+            raise PairCompleteError(complete.messages[0]) from None
         return Response(JudgementOutputSerializer(judgement).data, status.HTTP_201_CREATED)
+
+
+def _query_by_external_id(project, external_id: str) -> Query:
+    query = project.queries.filter(external_id=external_id).first()
+    if query is None:
+        message = f'No query of "{project.slug}" has that external id.'
+        raise serializers.ValidationError({"query_external_id": [message]})
+    return query
 
 
 class NextPairApi(APIView):

@@ -56,6 +56,16 @@
   checkImages();
   document.addEventListener("htmx:afterSwap", checkImages);
 
+  // The bar's width comes from its aria-valuenow: set through the CSSOM, which the
+  // Content-Security-Policy allows, where a style="" attribute would be blocked.
+  function showProgress() {
+    document.querySelectorAll("#rating .progress-bar").forEach(function (bar) {
+      bar.style.width = bar.getAttribute("aria-valuenow") + "%";
+    });
+  }
+  showProgress();
+  document.addEventListener("htmx:afterSwap", showProgress);
+
   // While an answer is on its way, the buttons are disabled so that a second key press
   // cannot answer the next pair by accident before it is on screen.
   document.addEventListener("htmx:beforeRequest", function () {

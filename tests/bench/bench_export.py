@@ -45,9 +45,9 @@ import psutil  # noqa: E402
 from django.contrib.auth.models import Group, User  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
-from rest_framework.authtoken.models import Token  # noqa: E402
 
 from judgements import exporters, imports, services  # noqa: E402
+from judgements.api import tokens  # noqa: E402
 from judgements.models import Judgement, Project  # noqa: E402
 from judgements.roles import Role  # noqa: E402
 
@@ -150,7 +150,7 @@ def export_over_http(port: int, token: str, query: str = "") -> tuple[int, float
 def analyst_token() -> str:
     user, _ = User.objects.get_or_create(username="bench_analyst")
     user.groups.add(Group.objects.get(name=Role.ANALYST.value))
-    return Token.objects.get_or_create(user=user)[0].key
+    return tokens.token_create(user=user)
 
 
 def thousandth_event_time(project: Project) -> str:
@@ -260,7 +260,7 @@ def main() -> None:
     options = parser.parse_args()
     sys.stdout.reconfigure(line_buffering=True)
     # Tokens are the one table of the API the development database may not have yet.
-    call_command("migrate", "authtoken", verbosity=0)
+    call_command("migrate", verbosity=0)
     project = generated_project()
     events = Judgement.objects.for_project(project).count()
     print(f"Project {SLUG}: {events:,} judgement events, {project.queries.count():,} queries")

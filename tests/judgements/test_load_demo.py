@@ -40,14 +40,20 @@ def test_demo_raters_disagree_on_some_pairs(db):
     assert 0 < len(spread) < len(rows) / 2
 
 
-def test_demo_accounts_log_in_with_their_roles(db):
+def test_demo_accounts_log_in_with_their_roles(db, rf):
     call_command("load_demo", stdout=StringIO())
+
+    def log_in(username):
+        # The login lockout (django-axes) reads the client's address from the request.
+        request = rf.post("/accounts/login/")
+        return authenticate(request, username=username, password=DEMO_PASSWORD)
+
     for username, role in (("rater_ann", Role.RATER), ("analyst", Role.ANALYST)):
-        user = authenticate(username=username, password=DEMO_PASSWORD)
+        user = log_in(username)
         assert user is not None and has_role(user, role)
-    admin = authenticate(username="admin", password=DEMO_PASSWORD)
+    admin = log_in("admin")
     assert admin.is_superuser and has_role(admin, Role.ADMIN)
-    assert not has_role(authenticate(username="rater_ann", password=DEMO_PASSWORD), Role.ANALYST)
+    assert not has_role(log_in("rater_ann"), Role.ANALYST)
 
 
 def test_it_prints_the_demo_logins(db, capsys):
