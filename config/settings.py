@@ -216,7 +216,7 @@ if TRUSTED_PROXIES:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 # Rate limits count in a cache every web process shares: a table in PostgreSQL
-# (created by migration judgements 0011), so no cache server is needed. Other caches
+# (created by migration judgements 0013), so no cache server is needed. Other caches
 # (figures derived from immutable data) stay in each process's memory.
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
