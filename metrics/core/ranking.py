@@ -173,7 +173,7 @@ def docno_codes(qrels_docnos: NDArray[np.bytes_], run_docnos: NDArray[np.bytes_]
 def _sorted_distinct(values: NDArray) -> NDArray:
     """The distinct values, sorted (``np.unique`` without its import of ``numpy.ma``)."""
     ordered = np.sort(values)
-    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))[: len(ordered)]]
 
 
 def _hash_groups(words: NDArray[np.uint64], seed: np.uint64) -> tuple[Int64Array, int] | None:
