@@ -2,7 +2,7 @@
 
 from datetime import UTC, datetime, timedelta
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from judgements.importers.rows import LineError
@@ -77,7 +77,7 @@ def events(draw):
     return event
 
 
-@settings(max_examples=500)
+@settings(max_examples=500, suppress_health_check=[HealthCheck.too_slow])
 @given(events())
 def test_a_plain_line_reads_as_the_field_by_field_checks_read_it(event):
     fast = _plain_event(7, event, LATEST)

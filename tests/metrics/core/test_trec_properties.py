@@ -15,7 +15,7 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from metrics.core import trec
@@ -121,13 +121,15 @@ def columns_as_rows(columns):
     )
 
 
+# Generating whole files is slow on a busy machine; that is not what is tested.
+SLOW_MACHINE = [HealthCheck.too_slow]
 CHUNK_SIZES = pytest.mark.parametrize(
     "chunk_bytes", [1 << 20, 64, 17], ids=["one-chunk", "small-chunks", "tiny-chunks"]
 )
 
 
 @CHUNK_SIZES
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, deadline=None, suppress_health_check=SLOW_MACHINE)
 @given(data=files())
 def test_the_reader_gives_every_line_the_plain_reading_gives(chunk_bytes, data):
     qrels, run = data
@@ -138,7 +140,7 @@ def test_the_reader_gives_every_line_the_plain_reading_gives(chunk_bytes, data):
 
 
 @CHUNK_SIZES
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, deadline=None, suppress_health_check=SLOW_MACHINE)
 @given(data=files())
 def test_the_ranking_is_the_plain_ranking(chunk_bytes, data):
     qrels, run = data
