@@ -174,6 +174,8 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "judgements.api.errors.schema_error_responses",
     ],
+    # Metrics say where their numbers come from; judgements have a "source" of their own.
+    "ENUM_NAME_OVERRIDES": {"MetricSourceEnum": ["stored", "computed"]},
 }
 
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = envbool("SECURE_COOKIES", "False")

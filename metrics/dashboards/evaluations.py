@@ -60,7 +60,18 @@ class Evaluation:
 
     @property
     def mean(self) -> float | None:
-        return float(np.mean(self.ndcg)) if len(self.ndcg) else None
+        return self.mean_of(self.ndcg)
+
+    def mean_of(self, values: np.ndarray) -> float | None:
+        """The mean of per-query ``values`` (aligned on ``query_ids``) over the queries
+        that count, as NDCG's mean is taken; None without a query."""
+        return float(np.mean(values)) if len(values) else None
+
+    @property
+    def unjudged(self) -> int:
+        """Hits within the cut-off without a grade: while any remain, the numbers are
+        provisional."""
+        return int(self.retrieved.sum() - self.judged.sum())
 
     @property
     def zero_idcg(self) -> int:

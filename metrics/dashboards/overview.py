@@ -199,6 +199,16 @@ def computed_summaries(project, spec, *, as_of, result_lists, pairs=None) -> lis
     ]
 
 
+def list_summary(project: Project, spec: MetricSpec, evaluation: Evaluation) -> ListSummary:
+    """One list's line: its stored overall point when its values were read from the
+    current series, else its mean and interval computed from the values."""
+    if evaluation.stored:
+        stored = stored_summaries(project, spec, [evaluation.result_list])
+        if stored is not None:
+            return stored[0]
+    return ListSummary.from_evaluation(evaluation, _intervals([evaluation])[0])
+
+
 def _intervals(evaluations: list[Evaluation]) -> list[ConfidenceInterval]:
     """Each list's interval; lists over the same queries share their resampled query sets.
 
