@@ -1,6 +1,7 @@
 """scripts/relevance_gate.py end to end: a real server on 127.0.0.1, the script in its own
 process, a run uploaded over HTTP and compared with the baseline."""
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -138,3 +139,38 @@ def test_a_run_the_server_refuses_is_reported_line_by_line(
     assert "HTTP 400" in done.stderr
     assert 'line 1, rank: "one" is not a whole number' in done.stderr
     assert not ResultList.objects.filter(project=project, name="bad").exists()
+
+
+def readme_ci_step() -> str:
+    """The first shell block under the README's "A regression gate in CI"."""
+    readme = (SCRIPT.parents[1] / "README.md").read_text()
+    section = readme.split("### A regression gate in CI", 1)[1]
+    return section.split("```sh\n", 1)[1].split("```", 1)[0]
+
+
+@pytest.mark.skipif(
+    not (shutil.which("curl") and shutil.which("jq")), reason="the README's step needs curl, jq"
+)
+@pytest.mark.parametrize(("orders", "status"), [({"rope": [5, 4, 3, 2, 1]}, 1), ({}, 0)])
+def test_the_readmes_curl_step_fails_the_build_on_a_drop(
+    live_server, project, analyst, tmp_path, orders, status
+):
+    token = Token.objects.create(user=analyst).key
+    run_file(project, tmp_path, orders)
+    prod = project.result_lists.get(name="prod")
+    step = readme_ci_step().replace("a=12&", f"a={prod.pk}&")
+    env = {"RJ_TOKEN": token, "RJ_URL": live_server.url, "GIT_COMMIT": "abc123"}
+
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", step],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**env, "PATH": "/usr/bin:/bin"},
+    )
+
+    assert done.returncode == status, done.stderr
+    assert ResultList.objects.filter(project=project, name="ci-abc123").exists()
+    verdict = "more than it" if status else "within it"
+    assert done.stdout.strip().endswith(f"The drop allowed is 0.01: {verdict}.")
