@@ -26,7 +26,17 @@ from judgements.importers import (
     Vocabulary,
 )
 from judgements.loadgen import LoadPlan
-from judgements.models import Document, Hit, Judgement, Project, Query, ResultList
+from judgements.models import (
+    Document,
+    Hit,
+    Judgement,
+    PairGrade,
+    Project,
+    Query,
+    QueuePair,
+    RankedHits,
+    ResultList,
+)
 from judgements.roles import Role, can_rate
 from metrics.services import metrics_schedule_refresh
 
@@ -69,15 +79,11 @@ def judgement_record(
 
 
 @transaction.atomic
-def generated_project_create(
-    *, plan: LoadPlan, slug: str, progress=None, keep_indexes: bool = False
-) -> Project:
+def generated_project_create(*, plan: LoadPlan, slug: str, progress=None) -> Project:
     """Build a synthetic project of ``plan``'s size in one transaction, with COPY.
 
     An existing project with the same slug is replaced. ``progress`` is called with
-    a short message after each stage. ``keep_indexes`` keeps the tables' indexes
-    during the COPY even into an empty database: the triggers on judgements look
-    pairs up by them, row by row, and without them take hours at 1M judgements.
+    a short message after each stage.
     """
     say = progress or (lambda message: None)
     bulk.skip_foreign_key_checks()
@@ -93,16 +99,20 @@ def generated_project_create(
     rater_ids = _generated_raters(plan)
     # Rebuilding indexes pays off only when the new rows outnumber the old ones.
     hit_count = plan.queries * plan.hits_per_query * plan.result_lists
-    large = not keep_indexes and hit_count >= bulk.estimated_rows(Hit)
-    with bulk.indexes_deferred(Query, Document, Hit, Judgement) if large else nullcontext():
+    large = hit_count >= bulk.estimated_rows(Hit)
+    with bulk.indexes_deferred(Query, Document, Hit) if large else nullcontext():
         query_ids = _generated_queries(project, plan)
         document_ids = _generated_documents(project, plan)
         say(f"{plan.queries} queries and {plan.documents} documents")
         _generated_hits(project, plan, ranked, query_ids, document_ids)
-        say(f"{ranked.size} hits in {plan.result_lists} result lists")
-        events = loadgen.judgement_events(rng, plan, grades, ranked)
-        _generated_judgements(plan, events, query_ids, document_ids, rater_ids)
-        say(f"{plan.judgements} judgement events from {plan.raters} raters; indexing")
+        say(f"{ranked.size} hits in {plan.result_lists} result lists; indexing")
+    # The triggers on judgements join the new pairs with the pool and the earlier
+    # grades: judgements go in with every index in place, and with statistics that
+    # know the rows just written (planned as empty tables, 50k judgements took hours).
+    bulk.analyze(Query, Document, Hit, Judgement, QueuePair, PairGrade, RankedHits)
+    events = loadgen.judgement_events(rng, plan, grades, ranked)
+    _generated_judgements(plan, events, query_ids, document_ids, rater_ids)
+    say(f"{plan.judgements} judgement events from {plan.raters} raters")
     return project
 
 
