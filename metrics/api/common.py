@@ -139,7 +139,11 @@ class QueryRefSerializer(serializers.Serializer):
 class ResultListRefSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
-    project = serializers.SlugField(source="project.slug", help_text="The project's slug.")
+    project = serializers.SlugField(help_text="The project's slug.")
+
+
+def result_list_ref(result_list: ResultList) -> dict:
+    return {"id": result_list.pk, "name": result_list.name, "project": result_list.project.slug}
 
 
 def result_list_of(pk: int) -> ResultList:

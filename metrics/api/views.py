@@ -1,5 +1,10 @@
 """The metrics endpoints: validate the dashboards' form, call one dashboard selector,
-serialise. See metrics.api for the list and the roles."""
+answer. See metrics.api for the list and the roles.
+
+Each view's ``OutputSerializer`` documents its body in the OpenAPI schema (schemathesis
+checks every response against it); the body itself is built as plain data, since
+serialising a page of rows field by field cost more than computing them.
+"""
 
 import csv
 import dataclasses
@@ -32,6 +37,7 @@ from metrics.api.common import (
     query_names,
     query_of,
     result_list_of,
+    result_list_ref,
     source,
     spec_data,
     valid,
@@ -54,10 +60,12 @@ class MeasuresSerializer(serializers.Serializer):
         allow_null=True, help_text="P@k: relevant hits in the top k, over k; null without k."
     )
     average_precision = serializers.FloatField(
-        allow_null=True, help_text="AP over the whole list (trec_eval's map)."
+        allow_null=True,
+        help_text="AP of the top k (trec_eval's map_cut.k; its map without k), over the "
+        "query's relevant judged documents.",
     )
     reciprocal_rank = serializers.FloatField(
-        allow_null=True, help_text="1 / position of the first relevant hit (recip_rank)."
+        allow_null=True, help_text="1 / position of the first relevant hit in the top k."
     )
     err = serializers.FloatField(
         allow_null=True, help_text="ERR@k (Chapelle et al. 2009) on the project's scale."
@@ -67,7 +75,7 @@ class MeasuresSerializer(serializers.Serializer):
 class ResultListMetricsApi(APIView):
     """A result list's numbers under one metric: the mean NDCG with its 95% bootstrap
     interval, judged@k coverage, queries with IDCG 0, hits without a grade, the means of
-    P@k, AP, RR and ERR@k, and every query's values (paged, in query id order).
+    P@k, AP@k, RR@k and ERR@k, and every query's values (paged, in query id order).
 
     Parameters not given take the project's defaults; the spec used is echoed whole.
     The mean is over the result list's queries (those with at least one hit).
@@ -113,7 +121,7 @@ class ResultListMetricsApi(APIView):
         names = query_names(evaluation.query_ids[page].tolist())
         rows = [self._row(found, names, i) for i in page]
         body = {
-            "result_list": result_list,
+            "result_list": result_list_ref(result_list),
             "spec": spec_data(form.spec),
             "as_of": summary.as_of,
             "source": source(summary.stored),
@@ -130,7 +138,7 @@ class ResultListMetricsApi(APIView):
             **links,
             "results": rows,
         }
-        return Response(self.OutputSerializer(body).data)
+        return Response(body)
 
     @staticmethod
     def _row(found, names: dict, i: int) -> dict:
@@ -194,14 +202,14 @@ class ResultListSeriesApi(APIView):
             return _csv_response(points, columns, _filename(result_list, query))
         page, links = paged(request, self, points)
         body = {
-            "result_list": result_list,
+            "result_list": result_list_ref(result_list),
             "spec": spec_data(form.spec),
             "kept": form.spec in stored_specs(result_list.project),
             **({"query": query_names([query.pk])[query.pk]} if query else {}),
             **links,
             "results": page,
         }
-        return Response(self.OutputSerializer(body).data)
+        return Response(body)
 
 
 class QuerySeriesApi(ResultListSeriesApi):
@@ -307,7 +315,7 @@ class QueryWorkingApi(APIView):
         detail = dashboards.query_detail(project, result_list, query, form.spec, as_of=form.moment)
         result = detail.result
         body = {
-            "result_list": result_list,
+            "result_list": result_list_ref(result_list),
             "query": query_names([query.pk])[query.pk],
             "spec": spec_data(form.spec),
             "as_of": detail.as_of,
@@ -321,7 +329,7 @@ class QueryWorkingApi(APIView):
             "relevant_not_returned": detail.relevant_not_returned,
             "rows": [_working_row(working) for working in detail.working],
         }
-        return Response(self.OutputSerializer(body).data)
+        return Response(body)
 
 
 def _working_row(working) -> dict:
@@ -389,7 +397,7 @@ class ResultListUnjudgedApi(APIView):
         page, links = paged(request, self, work.rows)
         names = query_names(row.query_id for row in page)
         body = {
-            "result_list": result_list,
+            "result_list": result_list_ref(result_list),
             **{name: getattr(work, name) for name in ("k", "as_of", "queries", "hits")},
             **{name: getattr(work, name) for name in ("judged", "unjudged", "provisional")},
             **{name: getattr(work, name) for name in ("pool_depth", "in_pool", "outside_pool")},
@@ -400,7 +408,7 @@ class ResultListUnjudgedApi(APIView):
                 for row in page
             ],
         }  # fmt: skip
-        return Response(self.OutputSerializer(body).data)
+        return Response(body)
 
 
 class CompareApi(APIView):
@@ -501,15 +509,12 @@ class CompareApi(APIView):
             **links,
             "results": [_delta(row, names) for row in page],
         }
-        return Response(self.OutputSerializer(body).data)
+        return Response(body)
 
 
 def _compared(evaluation, mean) -> dict:
-    result_list = evaluation.result_list
     return {
-        "id": result_list.pk,
-        "name": result_list.name,
-        "project": result_list.project,
+        **result_list_ref(evaluation.result_list),
         "mean": number(mean),
         "queries": len(evaluation.query_ids),
         "unjudged": evaluation.unjudged,

@@ -1,5 +1,5 @@
 """Every measure of one result list under one metric: NDCG as the pages show it (stored
-where current, else computed), and P@k, AP, RR and ERR@k from the same grades."""
+where current, else computed), and P@k, AP@k, RR@k and ERR@k from the same grades."""
 
 import datetime as dt
 from dataclasses import dataclass
@@ -55,23 +55,25 @@ def result_list_metrics(
     (evaluation,) = list_evaluations(
         project, spec, as_of=as_of, result_lists=[result_list], pairs=pairs
     )
-    # AP and RR look at whole lists, so every hit is read, not only the top k.
+    # The measures look at the top k, but removing unjudged hits first needs them all.
+    depth = spec.k if spec.unjudged == "zero" else None
     grades, _ = services.result_list_grades_read(
-        result_list, as_of=evaluation.as_of, policy=spec.consensus, depth=None, pairs=pairs
+        result_list, as_of=evaluation.as_of, policy=spec.consensus, depth=depth, pairs=pairs
     )
     computed = binary_and_cascade_measures(grades, spec, max_grade=project.max_grade)
     measures = {
         name: sorted_lookup(grades.query_ids, values, evaluation.query_ids)
         for name, values in computed.items()
     }
-    summary = list_summary(project, spec, evaluation)
+    summary = list_summary(spec, evaluation)
     return ResultListMetrics(evaluation, summary, measures, project.max_grade)
 
 
 def binary_and_cascade_measures(
     grades: selectors.ResultListGrades, spec: MetricSpec, *, max_grade: int
 ) -> dict[str, np.ndarray]:
-    """P@k, AP, RR and ERR@k of every query of ``grades``, with trec_eval's definitions.
+    """P@k, AP@k, RR@k and ERR@k of every query of ``grades``, with trec_eval's
+    definitions (AP@k is its map_cut.k; without k, all four look at whole lists).
 
     Relevant means a consensus grade of at least ``RELEVANT_FROM``; AP divides by the
     query's relevant judged documents. With ``spec.unjudged == "remove"`` unjudged hits
@@ -92,9 +94,11 @@ def binary_and_cascade_measures(
             else unknown
         ),
         "average_precision": average_precision_batch(
-            ranked, offsets, n_relevant, threshold=RELEVANT_FROM
+            ranked, offsets, n_relevant, k=spec.k, threshold=RELEVANT_FROM
         ),
-        "reciprocal_rank": reciprocal_rank_batch(ranked, offsets, threshold=RELEVANT_FROM),
+        "reciprocal_rank": reciprocal_rank_batch(
+            ranked, offsets, k=spec.k, threshold=RELEVANT_FROM
+        ),
         "err": (
             expected_reciprocal_rank_batch(ranked, offsets, k=spec.k, max_grade=max_grade)
             if max_grade > 0

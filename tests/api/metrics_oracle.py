@@ -55,8 +55,8 @@ def per_query(result_list, spec: MetricSpec, as_of) -> dict[int, dict]:
             "judged": result.judged,
             "retrieved": result.retrieved,
             "precision": precision(kept, k=spec.k) if spec.k else None,
-            "average_precision": average_precision(kept, judged),
-            "reciprocal_rank": reciprocal_rank(kept),
+            "average_precision": average_precision(kept, judged, k=spec.k),
+            "reciprocal_rank": reciprocal_rank(kept, k=spec.k),
             "err": expected_reciprocal_rank(kept, k=spec.k, max_grade=project.max_grade),
             "graded": bool(judged),
         }

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from metrics.registry import MetricSpec, project_spec
@@ -63,20 +64,29 @@ def downloaded(client, url: str, path: Path) -> Path:
 def command(qrels: Path, run: Path, spec: MetricSpec, *, all_queries: bool) -> dict:
     """``python -m metrics.core`` with the options that match ``spec``: value by
     (measure, qid), ``all`` for the mean."""
-    measures = ["-m", f"ndcg_cut.{spec.k}", "-m", f"P.{spec.k}"] if spec.k else ["-m", "ndcg"]
+    measures = ["-m", "ndcg", "-m", "map"]
+    if spec.k:
+        measures = ["-m", f"ndcg_cut.{spec.k}", "-m", f"P.{spec.k}", "-m", f"map_cut.{spec.k}"]
     options = ["--gain", spec.gain, "--discount", spec.discount, "--ideal", spec.ideal]
     options += ["--ideal-depth", spec.ideal_depth, "--precision", "15", "-q"]
     options += ["--remove-unjudged"] if spec.unjudged == "remove" else []
     options += ["-c"] if all_queries else []
     output = subprocess.run(
         [sys.executable, "-m", "metrics.core", str(qrels), str(run), *measures,
-         "-m", "map", "-m", "recip_rank", *options],
+         "-m", "recip_rank", *options],
         cwd=REPOSITORY, capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     values = {}
     for line in output.splitlines():
         measure, qid, value = (part.strip() for part in line.split("\t"))
         values[measure.split("_cut")[0].replace(f"_{spec.k}", ""), qid] = float(value)
+    # The API's RR looks at the top k, as trec_eval's P and map_cut do; its recip_rank
+    # looks further, so a first relevant hit below k counts 0 here.
+    for (measure, qid), value in list(values.items()):
+        if measure == "recip_rank" and spec.k and qid != "all" and value < 1 / spec.k - 1e-9:
+            values[measure, qid] = 0.0
+    per_query = [v for (m, qid), v in values.items() if m == "recip_rank" and qid != "all"]
+    values["recip_rank", "all"] = float(np.mean(per_query))
     return values
 
 
@@ -121,3 +131,4 @@ def test_the_mean_equals_the_command_on_the_exported_files(
         qid = row["external_id"] if ("ndcg", row["external_id"]) in expected else str(row["id"])
         assert row["ndcg"] == pytest.approx(expected["ndcg", qid], abs=1e-12), qid
         assert row["average_precision"] == pytest.approx(expected["map", qid], abs=1e-12)
+        assert row["reciprocal_rank"] == pytest.approx(expected["recip_rank", qid], abs=1e-12)
