@@ -72,37 +72,23 @@ def _list_grades(result_list, spec, *, as_of, pairs, query_ids):
     event of the project is dated later); otherwise from ``pairs``, replayed from the
     log when not given.
     """
-    return result_list_grades_read(
-        result_list,
-        as_of=as_of,
-        policy=spec.consensus,
-        depth=_depth(spec),
-        pairs=pairs,
-        query_ids=query_ids,
-    )
-
-
-def result_list_grades_read(
-    result_list: ResultList, *, as_of, policy: str, depth: int | None, pairs=None, query_ids=None
-):
-    """The grades of the list's first ``depth`` hits per query and the queries' judged
-    grades as of ``as_of``, and the pair grades they were laid out from (None if packed):
-    see ``_list_grades``."""
     if pairs is None:
         packed = selectors.stored_result_list_grades(
             result_list.pk,
             result_list.project_id,
             as_of=as_of,
-            policy=policy,
-            depth=depth,
+            policy=spec.consensus,
+            depth=_depth(spec),
             query_ids=query_ids,
         )
         if packed is not None:
             return packed, None
         pairs = selectors.logged_pair_grades(
-            result_list.project_id, as_of=as_of, policy=policy, query_ids=query_ids
+            result_list.project_id, as_of=as_of, policy=spec.consensus, query_ids=query_ids
         )
-    grades = selectors.result_list_grades(result_list.pk, pairs, depth=depth, query_ids=query_ids)
+    grades = selectors.result_list_grades(
+        result_list.pk, pairs, depth=_depth(spec), query_ids=query_ids
+    )
     return grades, pairs
 
 

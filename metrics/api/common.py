@@ -22,8 +22,10 @@ EXTERNAL_ID_HELP = (
 )
 SOURCES = ["stored", "computed"]
 SOURCE_HELP = (
-    "Where the numbers come from: 'stored', the stored series (current: no grade was "
-    "recorded after it), or 'computed' now from the grades (as of the moment asked for)."
+    "Where the mean and its interval come from: 'stored', the list's stored overall point "
+    "(the series is current: no grade was recorded after it), or 'computed' from the "
+    "grades as of the moment asked for. Per-query values are computed from the grades; "
+    "where the series is current they equal its stored values."
 )
 
 

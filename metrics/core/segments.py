@@ -162,10 +162,12 @@ def within_segment_cumsum(values: NDArray, offsets: Int64Array) -> NDArray:
 def within_segment_cumprod(values: FloatArray, offsets: Int64Array) -> FloatArray:
     """Running product of ``values`` that restarts at the beginning of every segment.
 
-    A doubling scan: pass ``j`` multiplies each value by the partial product
-    ``2**j`` places before it in its segment, so ``log2`` of the longest segment
-    passes suffice. One running product over all segments would underflow, and
-    logarithms summed over all segments lose digits to cancellation.
+    One running product over all segments would underflow, and logarithms summed
+    over all segments lose digits to cancellation. When the segments are of
+    similar lengths (a top k), they are laid out as the rows of a matrix whose
+    rows ``np.cumprod`` runs along; otherwise a doubling scan: pass ``j``
+    multiplies each value by the partial product ``2**j`` places before it in its
+    segment, so ``log2`` of the longest segment passes suffice.
 
     Examples
     --------
@@ -173,8 +175,11 @@ def within_segment_cumprod(values: FloatArray, offsets: Int64Array) -> FloatArra
     [2.0, 6.0, 24.0, 5.0]
     """
     product = np.array(values, dtype=np.float64)
-    position = positions(offsets)
     longest = int(np.diff(offsets).max(initial=0))
+    if (len(offsets) - 1) * longest <= 4 * len(product):
+        matrix, present = padded_rows(product, offsets, longest)
+        return np.cumprod(np.where(present, matrix, 1.0), axis=1)[present]
+    position = positions(offsets)
     step = 1
     while step < longest:
         later = np.flatnonzero(position >= step)

@@ -61,7 +61,20 @@ class Comparison:
     ordered: list[DeltaRow]
     page: Page
     rows: list[DeltaRow]
-    chart: dict
+
+    @property
+    def chart(self) -> dict:
+        """The scatter plot's data, for ``json_script``: A's value against B's, per query.
+
+        Past ``LABELLED_POINTS`` the tooltips leave out the query text, which would
+        otherwise dominate the page's weight.
+        """
+        labelled = len(self.ordered) <= LABELLED_POINTS
+        points = [
+            {"x": row.a, "y": row.b, **({"label": row.text} if labelled else {})}
+            for row in self.ordered
+        ]
+        return {"a": self.a.result_list.name, "b": self.b.result_list.name, "points": points}
 
     @property
     def mean_difference(self) -> float:
@@ -123,7 +136,6 @@ def comparison(
         ordered=ordered,
         page=paged,
         rows=list(paged.object_list),
-        chart=_scatter(values_a[order], values_b[order], [texts[i] for i in order], a, b),
     )
 
 
@@ -186,12 +198,3 @@ def _worst_first(delta: np.ndarray, texts: list[str]) -> np.ndarray:
     text_rank = np.empty(len(texts), dtype=np.int64)
     text_rank[by_text] = np.arange(len(texts))
     return np.lexsort((text_rank, delta))
-
-
-def _scatter(xs: np.ndarray, ys: np.ndarray, texts: list[str], a, b) -> dict:
-    labelled = len(texts) <= LABELLED_POINTS
-    points = [{"x": x, "y": y} for x, y in zip(xs.tolist(), ys.tolist(), strict=True)]
-    if labelled:
-        for point, text in zip(points, texts, strict=True):
-            point["label"] = text
-    return {"a": a.name, "b": b.name, "points": points}

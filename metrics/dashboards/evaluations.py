@@ -98,11 +98,13 @@ def list_evaluations(
         moment = as_of or timezone.now()
         evaluated = services.result_lists_evaluate(missing, spec, as_of=moment, pairs=pairs)
         for result_list in missing:
-            found[result_list.pk] = _computed(result_list, moment, *evaluated[result_list.pk])
+            evaluation = computed_evaluation(result_list, moment, *evaluated[result_list.pk])
+            found[result_list.pk] = evaluation
     return [found[result_list.pk] for result_list in result_lists]
 
 
-def _computed(result_list, moment, grades, result) -> Evaluation:
+def computed_evaluation(result_list, moment, grades, result) -> Evaluation:
+    """The evaluation of ``services.result_list_evaluate``'s (grades, result) as of ``moment``."""
     return Evaluation(
         result_list=result_list,
         query_ids=grades.query_ids,

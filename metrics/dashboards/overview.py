@@ -157,8 +157,12 @@ def stored_summaries(project, spec, result_lists) -> list[ListSummary] | None:
     """
     if not result_lists or not series_may_be_current(project, spec):
         return None
-    points = _overall_points(spec, result_lists)
-    if len(points) < len(result_lists):
+    params = {"lists": [result_list.pk for result_list in result_lists], "metric": spec.name}
+    with connection.cursor() as cursor:
+        cursor.execute(OVERALL_SQL, params)
+        points = {row[0]: row[1:] for row in cursor.fetchall()}
+    wanted = (INTERVAL_CONFIDENCE, INTERVAL_RESAMPLES, INTERVAL_SEED)
+    if len(points) < len(result_lists) or any(p[7:10] != wanted for p in points.values()):
         return None
     moment = series_holds_at(project, max(point[-1] for point in points.values()))
     if moment is None:
@@ -167,17 +171,6 @@ def stored_summaries(project, spec, result_lists) -> list[ListSummary] | None:
         _stored_summary(result_list, points[result_list.pk], moment)
         for result_list in result_lists
     ]
-
-
-def _overall_points(spec: MetricSpec, result_lists) -> dict[int, tuple]:
-    """Each list's newest overall point, by list id, if its interval has the parameters
-    the pages draw theirs with."""
-    params = {"lists": [result_list.pk for result_list in result_lists], "metric": spec.name}
-    with connection.cursor() as cursor:
-        cursor.execute(OVERALL_SQL, params)
-        points = {row[0]: row[1:] for row in cursor.fetchall()}
-    wanted = (INTERVAL_CONFIDENCE, INTERVAL_RESAMPLES, INTERVAL_SEED)
-    return {pk: point for pk, point in points.items() if point[7:10] == wanted}
 
 
 def _stored_summary(result_list, point, moment) -> ListSummary:
@@ -204,16 +197,6 @@ def computed_summaries(project, spec, *, as_of, result_lists, pairs=None) -> lis
         ListSummary.from_evaluation(evaluation, interval)
         for evaluation, interval in zip(evaluations, _intervals(evaluations), strict=True)
     ]
-
-
-def list_summary(spec: MetricSpec, evaluation: Evaluation) -> ListSummary:
-    """One list's line: its newest overall point when its values were read from the
-    current series (whose freshness ``list_evaluations`` checked), else its mean and
-    interval computed from the values."""
-    result_list = evaluation.result_list
-    if evaluation.stored and (point := _overall_points(spec, [result_list]).get(result_list.pk)):
-        return _stored_summary(result_list, point, evaluation.as_of)
-    return ListSummary.from_evaluation(evaluation, _intervals([evaluation])[0])
 
 
 def _intervals(evaluations: list[Evaluation]) -> list[ConfidenceInterval]:

@@ -1,10 +1,12 @@
-"""Every measure of one result list under one metric: NDCG as the pages show it (stored
-where current, else computed), and P@k, AP@k, RR@k and ERR@k from the same grades."""
+"""Every measure of one result list under one metric: NDCG, P@k, AP@k, RR@k and ERR@k
+of each query from one read of its grades, and the mean NDCG with its interval as the
+overview shows it (the stored overall point where the series is current)."""
 
 import datetime as dt
 from dataclasses import dataclass
 
 import numpy as np
+from django.utils import timezone
 
 from judgements.models import Project, ResultList
 from metrics import selectors, services
@@ -14,14 +16,13 @@ from metrics.core import (
     precision_batch,
     reciprocal_rank_batch,
 )
-from metrics.core.segments import condense, segment_sums, sorted_lookup
-from metrics.dashboards.evaluations import Evaluation, list_evaluations
-from metrics.dashboards.overview import ListSummary, list_summary
+from metrics.core.segments import condense, segment_sums
+from metrics.dashboards.evaluations import Evaluation, computed_evaluation
+from metrics.dashboards.overview import ListSummary, stored_summaries
 from metrics.registry import MetricSpec
 
 # The lowest consensus grade that P, AP and RR count as relevant: trec_eval's -l 1.
 RELEVANT_FROM = 1.0
-MEASURES = ("precision", "average_precision", "reciprocal_rank", "err")
 
 
 @dataclass(frozen=True)
@@ -47,25 +48,20 @@ class ResultListMetrics:
 def result_list_metrics(
     project: Project, result_list: ResultList, spec: MetricSpec, *, as_of: dt.datetime | None
 ) -> ResultListMetrics:
-    """The list's NDCG as the dashboards give it, and its other measures as of the same
-    moment (a past moment's grades are replayed from the log once, for both)."""
-    pairs = None
-    if as_of is not None:
-        pairs = selectors.pair_grades(project.pk, as_of=as_of, policy=spec.consensus)
-    (evaluation,) = list_evaluations(
-        project, spec, as_of=as_of, result_lists=[result_list], pairs=pairs
+    """Every measure of the list's queries from one read of its grades (packed when they
+    hold as of the moment, else replayed from the log), and the mean with its interval:
+    the list's stored overall point when the series is current, else computed."""
+    moment = as_of or timezone.now()
+    grades, result = services.result_list_evaluate(result_list, spec, as_of=moment)
+    evaluation = computed_evaluation(result_list, moment, grades, result)
+    # The grades reach at least the top k, all the measures look at.
+    measures = binary_and_cascade_measures(grades, spec, max_grade=project.max_grade)
+    stored = None if as_of is not None else stored_summaries(project, spec, [result_list])
+    summary = (
+        stored[0]
+        if stored
+        else ListSummary.from_evaluation(evaluation, services.overall_interval(evaluation.ndcg))
     )
-    # The measures look at the top k, but removing unjudged hits first needs them all.
-    depth = spec.k if spec.unjudged == "zero" else None
-    grades, _ = services.result_list_grades_read(
-        result_list, as_of=evaluation.as_of, policy=spec.consensus, depth=depth, pairs=pairs
-    )
-    computed = binary_and_cascade_measures(grades, spec, max_grade=project.max_grade)
-    measures = {
-        name: sorted_lookup(grades.query_ids, values, evaluation.query_ids)
-        for name, values in computed.items()
-    }
-    summary = list_summary(spec, evaluation)
     return ResultListMetrics(evaluation, summary, measures, project.max_grade)
 
 
