@@ -18,7 +18,7 @@ from metrics.core import (
 )
 from metrics.core.segments import condense, segment_sums
 from metrics.dashboards.evaluations import Evaluation, computed_evaluation
-from metrics.dashboards.overview import ListSummary, stored_summaries
+from metrics.dashboards.overview import ListSummary, computed_summary, stored_summaries
 from metrics.registry import MetricSpec
 
 # The lowest consensus grade that P, AP and RR count as relevant: trec_eval's -l 1.
@@ -57,11 +57,7 @@ def result_list_metrics(
     # The grades reach at least the top k, all the measures look at.
     measures = binary_and_cascade_measures(grades, spec, max_grade=project.max_grade)
     stored = None if as_of is not None else stored_summaries(project, spec, [result_list])
-    summary = (
-        stored[0]
-        if stored
-        else ListSummary.from_evaluation(evaluation, services.overall_interval(evaluation.ndcg))
-    )
+    summary = stored[0] if stored else computed_summary(evaluation)
     return ResultListMetrics(evaluation, summary, measures, project.max_grade)
 
 

@@ -41,6 +41,12 @@ def client_as():
 
 
 @pytest.fixture
+def charlie(client_as, analyst):
+    """An API client signed in as charlie, the analyst."""
+    return client_as(analyst)
+
+
+@pytest.fixture
 def judged(query_with_hits, rater, other_rater):
     """The tent query with grades: alice changed her mind on SKU-1; bob can't tell on SKU-2."""
     query = query_with_hits

@@ -14,11 +14,6 @@ from tests.factories import ProjectFactory, ResultListFactory
 # Charlie (analyst) compares; raters and visitors are refused (test_role_matrix).
 
 
-@pytest.fixture
-def charlie(client_as, analyst):
-    return client_as(analyst)
-
-
 def compare(client, project, **params) -> dict:
     response = client.get(f"/api/projects/{project.slug}/compare/", params)
     assert response.status_code == 200, response.content

@@ -39,11 +39,6 @@ def metrics_of(client, result_list, spec: MetricSpec, **more) -> dict:
     return response.json()
 
 
-@pytest.fixture
-def charlie(client_as, analyst):
-    return client_as(analyst)
-
-
 def assert_equals_oracle(body: dict, result_list, spec: MetricSpec, as_of) -> None:
     expected = metrics_oracle.per_query(result_list, spec, as_of)
     overall = metrics_oracle.summary(expected, spec)

@@ -17,11 +17,6 @@ from tests.api.conftest import NOV
 
 
 @pytest.fixture
-def charlie(client_as, analyst):
-    return client_as(analyst)
-
-
-@pytest.fixture
 def rebuilt(shop):
     """The daily series from 2 to 5 November: before and after the revision of the 4th."""
     services.metrics_rebuild(

@@ -7,11 +7,6 @@ from tests.factories import DocumentFactory, HitFactory, JudgementFactory
 # Charlie (analyst) reads the unjudged work; others are refused (test_role_matrix).
 
 
-@pytest.fixture
-def charlie(client_as, analyst):
-    return client_as(analyst)
-
-
 def unjudged(client, result_list, **params) -> dict:
     response = client.get(f"/api/result-lists/{result_list.pk}/unjudged/", params)
     assert response.status_code == 200, response.content
