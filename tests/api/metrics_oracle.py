@@ -81,11 +81,13 @@ def summary(values: dict[int, dict], spec: MetricSpec) -> dict:
     means["precision"] = float(np.mean([row["precision"] for row in counted])) if spec.k else None
     judged = sum(row["judged"] for row in counted)
     retrieved = sum(row["retrieved"] for row in counted)
+    # Unjudged hits are the list's, whichever queries count in the mean.
+    unjudged = sum(row["retrieved"] - row["judged"] for row in values.values())
     return {
         "queries": len(counted),
         "means": means,
         "coverage": judged / retrieved,
-        "unjudged": retrieved - judged,
+        "unjudged": unjudged,
         "zero_idcg": sum(row["idcg"] == 0.0 for row in counted),
         "interval": (interval.low, interval.high),
     }
