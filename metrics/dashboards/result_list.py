@@ -16,7 +16,7 @@ from metrics.core import (
     precision_batch,
     reciprocal_rank_batch,
 )
-from metrics.core.segments import condense, segment_sums
+from metrics.core.segments import condense, offsets_from_lengths, positions, segment_sums
 from metrics.dashboards.evaluations import Evaluation, computed_evaluation
 from metrics.dashboards.overview import ListSummary, computed_summary, stored_summaries
 from metrics.registry import MetricSpec
@@ -76,6 +76,11 @@ def binary_and_cascade_measures(
     ranked, offsets = grades.ranked_grades, grades.offsets
     if spec.unjudged == "remove":
         ranked, offsets = condense(ranked, offsets)
+    if spec.k is not None:
+        # Only the top k counts: whole lists (read for NDCG's returned ideal or to remove
+        # unjudged hits) are cut first, which changes no value.
+        ranked = ranked[positions(offsets) < spec.k]
+        offsets = offsets_from_lengths(np.minimum(np.diff(offsets), spec.k))
     relevant = (grades.judged_grades >= RELEVANT_FROM).astype(np.float64)
     n_relevant = segment_sums(relevant, grades.judged_offsets)
     unknown = np.full(len(offsets) - 1, np.nan)
