@@ -183,6 +183,8 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "judgements.api.errors.schema_error_responses",
     ],
+    # Metrics say where their numbers come from; judgements have a "source" of their own.
+    "ENUM_NAME_OVERRIDES": {"MetricSourceEnum": ["stored", "computed"]},
 }
 
 # Served over TLS (directly or behind a TLS-terminating proxy): redirect plain HTTP,

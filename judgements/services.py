@@ -26,7 +26,17 @@ from judgements.imports import (  # noqa: F401
     result_list_import,
 )
 from judgements.loadgen import LoadPlan
-from judgements.models import Document, Hit, Judgement, Project, Query, ResultList
+from judgements.models import (
+    Document,
+    Hit,
+    Judgement,
+    PairGrade,
+    Project,
+    Query,
+    QueuePair,
+    RankedHits,
+    ResultList,
+)
 from judgements.roles import Role, can_rate
 from metrics.services import metrics_schedule_refresh
 
@@ -90,15 +100,19 @@ def generated_project_create(*, plan: LoadPlan, slug: str, progress=None) -> Pro
     # Rebuilding indexes pays off only when the new rows outnumber the old ones.
     hit_count = plan.queries * plan.hits_per_query * plan.result_lists
     large = hit_count >= bulk.estimated_rows(Hit)
-    with bulk.indexes_deferred(Query, Document, Hit, Judgement) if large else nullcontext():
+    with bulk.indexes_deferred(Query, Document, Hit) if large else nullcontext():
         query_ids = _generated_queries(project, plan)
         document_ids = _generated_documents(project, plan)
         say(f"{plan.queries} queries and {plan.documents} documents")
         _generated_hits(project, plan, ranked, query_ids, document_ids)
-        say(f"{ranked.size} hits in {plan.result_lists} result lists")
-        events = loadgen.judgement_events(rng, plan, grades, ranked)
-        _generated_judgements(plan, events, query_ids, document_ids, rater_ids)
-        say(f"{plan.judgements} judgement events from {plan.raters} raters; indexing")
+        say(f"{ranked.size} hits in {plan.result_lists} result lists; indexing")
+    # The triggers on judgements join the new pairs with the pool and the earlier
+    # grades: judgements go in with every index in place, and with statistics that
+    # know the rows just written (planned as empty tables, 50k judgements took hours).
+    bulk.analyze(Query, Document, Hit, Judgement, QueuePair, PairGrade, RankedHits)
+    events = loadgen.judgement_events(rng, plan, grades, ranked)
+    _generated_judgements(plan, events, query_ids, document_ids, rater_ids)
+    say(f"{plan.judgements} judgement events from {plan.raters} raters")
     return project
 
 

@@ -22,6 +22,7 @@ from metrics.core.aggregate import NdcgSummary, mean_ndcg, mean_over, summarize
 from metrics.core.batch import BatchNdcgResult, grade_counts, idcg_from_counts, ndcg_batch
 from metrics.core.batch_measures import (
     average_precision_batch,
+    expected_reciprocal_rank_batch,
     precision_batch,
     reciprocal_rank_batch,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "dcg",
     "discount_values",
     "expected_reciprocal_rank",
+    "expected_reciprocal_rank_batch",
     "gain_values",
     "grade_counts",
     "idcg_from_counts",

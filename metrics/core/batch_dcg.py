@@ -150,12 +150,30 @@ def idcg_from_grades(
     if counts is not None:
         return idcg_from_counts(counts, depth, gain, discount)
     usable = grades >= 0  # NaN compares False, so unjudged grades drop out too.
+    if np.all(usable) and _highest_first(grades, offsets):
+        # Already the ideal lists (the packed grades come so): the sort is skipped.
+        return ranked_dcg(grades, offsets, depth, gain, discount)
     owner = segment_ids(offsets)[usable]
     values = grades[usable]
     n_queries = len(offsets) - 1
     order = np.lexsort((-values, owner))
     sorted_offsets = np.searchsorted(owner[order], np.arange(n_queries + 1))
     return ranked_dcg(values[order], sorted_offsets, depth, gain, discount)
+
+
+def _highest_first(grades: FloatArray, offsets: Int64Array) -> bool:
+    """Whether each segment of ``grades`` is in non-increasing order.
+
+    Examples
+    --------
+    >>> _highest_first(np.array([2.5, 1.0, 0.5, 3.0]), np.array([0, 3, 4]))
+    True
+    >>> _highest_first(np.array([1.0, 2.5]), np.array([0, 2]))
+    False
+    """
+    rises = np.flatnonzero(np.diff(grades) > 0) + 1
+    # A rise is allowed only where a new segment starts.
+    return bool(np.all(np.isin(rises, offsets)))
 
 
 def grade_counts(grades: FloatArray, offsets: Int64Array) -> Int64Array | None:

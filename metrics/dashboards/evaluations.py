@@ -60,7 +60,18 @@ class Evaluation:
 
     @property
     def mean(self) -> float | None:
-        return float(np.mean(self.ndcg)) if len(self.ndcg) else None
+        return self.mean_of(self.ndcg)
+
+    def mean_of(self, values: np.ndarray) -> float | None:
+        """The mean of per-query ``values`` (aligned on ``query_ids``) over the queries
+        that count, as NDCG's mean is taken; None without a query."""
+        return float(np.mean(values)) if len(values) else None
+
+    @property
+    def unjudged(self) -> int:
+        """Hits within the cut-off without a grade: while any remain, the numbers are
+        provisional."""
+        return int(self.retrieved.sum() - self.judged.sum())
 
     @property
     def zero_idcg(self) -> int:
@@ -87,11 +98,13 @@ def list_evaluations(
         moment = as_of or timezone.now()
         evaluated = services.result_lists_evaluate(missing, spec, as_of=moment, pairs=pairs)
         for result_list in missing:
-            found[result_list.pk] = _computed(result_list, moment, *evaluated[result_list.pk])
+            evaluation = computed_evaluation(result_list, moment, *evaluated[result_list.pk])
+            found[result_list.pk] = evaluation
     return [found[result_list.pk] for result_list in result_lists]
 
 
-def _computed(result_list, moment, grades, result) -> Evaluation:
+def computed_evaluation(result_list, moment, grades, result) -> Evaluation:
+    """The evaluation of ``services.result_list_evaluate``'s (grades, result) as of ``moment``."""
     return Evaluation(
         result_list=result_list,
         query_ids=grades.query_ids,

@@ -14,6 +14,17 @@ CONSENSUS_LABELS = {
     "quepid": "Quepid (third-highest)",
 }
 
+# Each choice parameter of MetricSpec and the words for its values: the forms take their
+# choices' labels from here (a value without words is shown as it is).
+CHOICE_LABELS = {
+    "gain": GAIN_LABELS,
+    "discount": DISCOUNT_LABELS,
+    "ideal": IDEAL_LABELS,
+    "ideal_depth": DEPTH_LABELS,
+    "unjudged": UNJUDGED_LABELS,
+    "consensus": CONSENSUS_LABELS,
+}
+
 
 def parameter_line(spec: MetricSpec) -> list[str]:
     """The parameters behind a number, in words, for the line printed beside it."""

@@ -199,6 +199,11 @@ def computed_summaries(project, spec, *, as_of, result_lists, pairs=None) -> lis
     ]
 
 
+def computed_summary(evaluation: Evaluation) -> ListSummary:
+    """One list's line from its per-query values, as ``computed_summaries`` draws it."""
+    return ListSummary.from_evaluation(evaluation, _intervals([evaluation])[0])
+
+
 def _intervals(evaluations: list[Evaluation]) -> list[ConfidenceInterval]:
     """Each list's interval; lists over the same queries share their resampled query sets.
 

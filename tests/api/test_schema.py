@@ -24,7 +24,7 @@ STATIC = Path(__file__).resolve().parents[2] / "static" / "vendor" / "swagger-ui
 def test_the_schema_lists_every_operation(client):
     schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
     assert schema["openapi"].startswith("3.")
-    assert len([op for path in schema["paths"].values() for op in path]) == 23
+    assert len([op for path in schema["paths"].values() for op in path]) == 29
     assert set(schema["components"]["securitySchemes"]) == {"knoxApiToken", "cookieAuth"}
 
 
@@ -78,6 +78,8 @@ def test_no_operation_fails_on_the_server(case, token, judged):
         parameters["slug"] = judged.project.slug
     if "id" in parameters and hash(str(case.query)) % 2:
         parameters["id"] = judged.hits.first().result_list_id
+    if "query_id" in parameters and hash(str(case.query)) % 2:
+        parameters["query_id"] = judged.pk
     case.call_and_validate(
         headers={"Authorization": f"Token {token}"},
         checks=[

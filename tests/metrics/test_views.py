@@ -174,6 +174,25 @@ def test_invalid_parameters_give_a_message_and_a_400_not_a_500(
         assert message in text_of(response)
 
 
+@pytest.mark.parametrize(
+    ("as_of", "status", "shown"),
+    [
+        # Python reads offsets up to 23:59 that PostgreSQL refuses: taken to UTC.
+        ("2026-11-02T12:00:00+23:00", 200, "2026-11-01 13:00:00"),
+        ("0001-01-01T00:00:00+01:00", 400, "This moment is out of range."),
+    ],
+)
+def test_a_moment_with_any_offset_is_read_in_utc_or_refused(
+    client, analyst, shop, as_of, status, shown
+):
+    client.force_login(analyst)
+
+    for page in ("overview", "queries", "query", "compare"):
+        response = client.get(pages(shop)[page], {"as_of": as_of})
+        assert response.status_code == status, page
+        assert shown in text_of(response)
+
+
 def test_comparing_a_list_with_itself_is_refused_with_a_message(client, analyst, shop):
     client.force_login(analyst)
     new = shop.result_lists.get(name="new")
