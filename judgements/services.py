@@ -128,6 +128,8 @@ def _generated_queries(project: Project, plan: LoadPlan) -> np.ndarray:
             "id": ids,
             "project_id": np.full(plan.queries, project.pk),
             "text": np.char.add("synthetic query ", numbers),
+            # As for queries stored before external ids (migration 0010): their own id.
+            "external_id": ids,
             "description": np.full(plan.queries, ""),
             "created_at": np.full(plan.queries, project.created_at.isoformat()),
         },
