@@ -13,8 +13,9 @@ For a whole result list in one vectorised call::
     batch = ndcg_batch(grades, offsets, k=10, ideal_grades=judged, ideal_offsets=judged_offsets)
     batch.ndcg, batch.mean, batch.zero_idcg_count
 
-Definitions (gains, discounts, negative and fractional grades, IDCG = 0) are
-documented in :mod:`metrics.core.gains` and :mod:`metrics.core.ndcg`. Nothing
+Definitions (gains, discounts, negative and fractional grades, IDCG = 0, the
+min-max NDCG of ``negative="penalise"``) are documented in
+:mod:`metrics.core.gains` and :mod:`metrics.core.ndcg`. Nothing
 here imports Django, so the core runs and is tested without a database.
 """
 
@@ -25,7 +26,15 @@ from metrics.core.batch_measures import (
     precision_batch,
     reciprocal_rank_batch,
 )
-from metrics.core.gains import Discount, Gain, discount_values, gain_values
+from metrics.core.gains import (
+    NEGATIVES,
+    Discount,
+    Gain,
+    Negative,
+    discount_values,
+    gain_values,
+    signed_gain_values,
+)
 from metrics.core.measures import (
     average_precision,
     expected_reciprocal_rank,
@@ -46,6 +55,7 @@ from metrics.core.ndcg import (
 from metrics.core.segments import offsets_from_lengths
 
 __all__ = [
+    "NEGATIVES",
     "BatchNdcgResult",
     "Discount",
     "Gain",
@@ -53,6 +63,7 @@ __all__ = [
     "IdealSource",
     "NdcgResult",
     "NdcgSummary",
+    "Negative",
     "RankRow",
     "Unjudged",
     "average_precision",
@@ -74,5 +85,6 @@ __all__ = [
     "precision_batch",
     "reciprocal_rank",
     "reciprocal_rank_batch",
+    "signed_gain_values",
     "summarize",
 ]
