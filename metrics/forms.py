@@ -9,17 +9,11 @@ from urllib.parse import urlencode
 from django import forms
 
 from metrics import registry
-from metrics.dashboards.labels import (
-    CONSENSUS_LABELS,
-    DEPTH_LABELS,
-    DISCOUNT_LABELS,
-    GAIN_LABELS,
-    IDEAL_LABELS,
-    UNJUDGED_LABELS,
-)
+from metrics.dashboards.labels import CONSENSUS_LABELS, PARAMETER_LABELS
 from metrics.registry import MetricSpec, project_spec
 
-SPEC_FIELDS = ("k", "gain", "discount", "ideal", "ideal_depth", "unjudged", "consensus")
+# Every parameter of the metric, in MetricSpec's order: a new one needs only a label.
+SPEC_FIELDS = MetricSpec.field_names()
 MAX_K = 1000
 
 
@@ -76,21 +70,30 @@ class RatersForm(ProjectDefaultsForm):
         ]
 
 
-class MetricForm(ProjectDefaultsForm):
-    k = forms.IntegerField(
-        required=False,
-        min_value=1,
-        max_value=MAX_K,
-        label="k",
-        help_text="Rank cut-off; empty: the whole list.",
-    )
-    gain = forms.ChoiceField(choices=_choices(registry.GAINS, GAIN_LABELS))
-    discount = forms.ChoiceField(choices=_choices(registry.DISCOUNTS, DISCOUNT_LABELS))
-    ideal = forms.ChoiceField(choices=_choices(registry.IDEALS, IDEAL_LABELS))
-    ideal_depth = forms.ChoiceField(choices=_choices(registry.IDEAL_DEPTHS, DEPTH_LABELS))
-    unjudged = forms.ChoiceField(choices=_choices(registry.UNJUDGED, UNJUDGED_LABELS))
-    consensus = forms.ChoiceField(choices=_choices(registry.CONSENSUS, CONSENSUS_LABELS))
+def _spec_fields() -> dict[str, forms.Field]:
+    """A form field for every parameter of MetricSpec: k, then one choice per choice."""
+    fields: dict[str, forms.Field] = {
+        "k": forms.IntegerField(
+            required=False,
+            min_value=1,
+            max_value=MAX_K,
+            label="k",
+            help_text="Rank cut-off; empty: the whole list.",
+        )
+    }
+    for name, values in MetricSpec._choices().items():
+        label, words = PARAMETER_LABELS[name]
+        fields[name] = forms.ChoiceField(choices=_choices(values, words), label=label)
+    return fields
 
+
+# The metaclass turns the generated fields into declared fields, as if written out.
+MetricFields = type(ProjectDefaultsForm)(
+    "MetricFields", (ProjectDefaultsForm,), {"__module__": __name__, **_spec_fields()}
+)
+
+
+class MetricForm(MetricFields):
     field_order = [*SPEC_FIELDS, "as_of"]
 
     def clean(self):

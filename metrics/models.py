@@ -22,17 +22,24 @@ POINT_FIELDS = [
     "ci_confidence",
     "ci_resamples",
     "ci_seed",
+    "queries_judged",
+    "queries_returned",
 ]
 
 
 class MetricPoint(models.Model):
     """One metric value of a result list as of a moment of the judgement log.
 
-    ``query`` is null for the mean over the result list's queries; then ``judged``,
-    ``retrieved`` and ``judgements`` are sums over the queries, ``queries`` counts
-    them, ``zero_idcg`` counts those with no relevant judged document, and the
-    ``ci_*`` fields hold the mean's percentile bootstrap interval with the
-    parameters it was drawn with (null on per-query points).
+    ``query`` is null for the mean over the result list's queries. Then ``queries``
+    counts the queries behind the mean (the metric's ``mean_over``: those with a
+    current grade, or all of them and the judged queries the list did not return),
+    ``zero_idcg`` those of them whose NDCG is 0 by convention, and the ``ci_*`` fields
+    hold the mean's percentile bootstrap interval over them with the parameters it
+    was drawn with. Coverage is over every query the list returned, whichever the
+    mean counts: ``queries_returned`` of them, ``queries_judged`` with at least one
+    current grade, and ``judged``, ``retrieved`` and ``judgements`` summed over them.
+    Those two counts and the ``ci_*`` fields are null on per-query points (and the
+    counts on overall points stored before they were kept).
     """
 
     result_list = models.ForeignKey(
@@ -57,6 +64,12 @@ class MetricPoint(models.Model):
     ci_confidence = models.FloatField(null=True, blank=True, help_text="E.g. 0.95.")
     ci_resamples = models.PositiveIntegerField(null=True, blank=True)
     ci_seed = models.PositiveIntegerField(null=True, blank=True)
+    queries_judged = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Queries the list returned with a current grade."
+    )
+    queries_returned = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Queries the list returned."
+    )
 
     class Meta:
         constraints = [
@@ -80,6 +93,13 @@ class MetricPoint(models.Model):
     @property
     def coverage(self) -> float:
         return self.judged / self.retrieved if self.retrieved else 0.0
+
+    @property
+    def judged_share(self) -> float | None:
+        """Share of the returned queries with a current grade (None if not kept)."""
+        if not self.queries_returned or self.queries_judged is None:
+            return None
+        return self.queries_judged / self.queries_returned
 
 
 class LatestMetricPoint(models.Model):

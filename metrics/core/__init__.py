@@ -19,7 +19,16 @@ min-max NDCG of ``negative="penalise"``) are documented in
 here imports Django, so the core runs and is tested without a database.
 """
 
-from metrics.core.aggregate import NdcgSummary, mean_ndcg, mean_over, summarize
+from metrics.core.aggregate import (
+    MEANS_OVER,
+    MeanOver,
+    NdcgSummary,
+    QueryMean,
+    mean_ndcg,
+    mean_over,
+    query_mean,
+    summarize,
+)
 from metrics.core.batch import BatchNdcgResult, grade_counts, idcg_from_counts, ndcg_batch
 from metrics.core.batch_measures import (
     average_precision_batch,
@@ -55,15 +64,18 @@ from metrics.core.ndcg import (
 from metrics.core.segments import offsets_from_lengths
 
 __all__ = [
+    "MEANS_OVER",
     "NEGATIVES",
     "BatchNdcgResult",
     "Discount",
     "Gain",
     "IdealDepth",
     "IdealSource",
+    "MeanOver",
     "NdcgResult",
     "NdcgSummary",
     "Negative",
+    "QueryMean",
     "RankRow",
     "Unjudged",
     "average_precision",
@@ -83,6 +95,7 @@ __all__ = [
     "offsets_from_lengths",
     "precision",
     "precision_batch",
+    "query_mean",
     "reciprocal_rank",
     "reciprocal_rank_batch",
     "signed_gain_values",
