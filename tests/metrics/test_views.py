@@ -13,6 +13,7 @@ from django.test import Client
 from django.urls import reverse
 
 from judgements.models import QueuePair, QueueRequest
+from metrics.registry import MetricSpec
 from tests.factories import (
     DocumentFactory,
     HitFactory,
@@ -111,7 +112,8 @@ def test_every_metric_page_prints_the_parameters_beside_its_numbers(client, anal
     assert (
         "NDCG@10 · gain exponential (2^rel \N{MINUS SIGN} 1) · discount log2(rank + 1) · "
         "ideal: all judged documents · ideal depth cut at k · unjudged hits count as grade 0 · "
-        "consensus mean · as of "
+        "consensus mean · negative grades count as 0 (trec_eval) · "
+        "mean over judged queries (trec_eval) · as of "
     ) in text
 
 
@@ -160,6 +162,8 @@ def test_the_overview_as_of_a_moment_shows_the_values_of_then(client, analyst, s
         ({"k": "ten"}, "Enter a whole number."),
         ({"gain": "cubic"}, "Select a valid choice. cubic is not one of the available choices."),
         ({"consensus": "loudest"}, "Select a valid choice."),
+        ({"negative": "subtract"}, "Negative grades: Select a valid choice."),
+        ({"mean_over": "some"}, "Mean over: Select a valid choice."),
         ({"as_of": "last tuesday"}, "Enter a valid date/time."),
     ],
 )
@@ -405,3 +409,80 @@ def test_every_dashboard_opens_before_anything_is_graded(client, analyst, page):
     response = client.get(pages(project)[page])
 
     assert response.status_code == 200
+
+
+def test_every_metric_page_offers_every_parameter_with_the_projects_defaults(
+    client, analyst, shop
+):
+    shop.metric_negative, shop.metric_mean_over = "penalise", "all"
+    shop.save()
+    client.force_login(analyst)
+
+    for page in ("overview", "queries", "query", "compare"):
+        form = client.get(pages(shop)[page]).context["form"]
+        for name, values in MetricSpec._choices().items():
+            assert [value for value, _ in form.fields[name].choices] == list(values)
+        assert (form["negative"].value(), form["mean_over"].value()) == ("penalise", "all")
+
+
+def test_the_mean_over_all_queries_counts_the_unjudged_query(client, analyst, shop):
+    new = shop.result_lists.get(name="new")
+    HitFactory(result_list=new, query=QueryFactory(project=shop, text="map"), rank=1)
+    client.force_login(analyst)
+    url = pages(shop)["overview"]
+
+    judged = client.get(url).context["data"].summaries[1]
+    every = client.get(url, {"mean_over": "all"}).context["data"].summaries[1]
+
+    assert (judged.queries, every.queries) == (2, 3)
+    assert (judged.queries_judged, judged.queries_returned) == (2, 3)
+    assert every.mean == pytest.approx(judged.mean * 2 / 3, abs=1e-12)
+    assert "mean over all queries, unjudged as 0 (trec_eval -c)" in text_of(
+        client.get(url, {"mean_over": "all"})
+    )
+
+
+def test_the_overview_says_what_moved_the_number(client, analyst, shop):
+    client.force_login(analyst)
+
+    text = text_of(client.get(pages(shop)["overview"]))
+
+    assert "Because grades arrived:" in text and "Because the ranking changed:" in text
+    assert "Reading aid: the left chart keeps each ranking fixed while grades arrive" in text
+    assert "Early points rest on fewer queries" in text
+
+
+def test_revisions_show_on_the_query_page_and_per_week_on_the_overview(client, analyst, shop):
+    tent = shop.queries.get(text="tent")
+    sku = shop.documents.get(external_id="SKU-0")
+    first = tent.judgements.filter(document=sku).order_by("created_at").first()
+    JudgementFactory(
+        query=tent,
+        document=sku,
+        rater=first.rater,
+        grade=first.grade + 1,
+        note="The description says waterproof.",
+        created_at=NOV + dt.timedelta(days=3),
+    )
+    client.force_login(analyst)
+
+    query_page = text_of(client.get(pages(shop)["query"]))
+    overview = client.get(pages(shop)["overview"])
+
+    assert f"2026-11-04 00:00 Title of SKU-0 SKU-0 {first.rater.username} {first.grade} " in (
+        query_page
+    )
+    assert "The description says waterproof." in query_page
+    assert [(w.week, w.revisions) for w in overview.context["data"].revisions] == [
+        (dt.date(2026, 11, 2), 1)
+    ]
+    assert "2026-11-02 1 1" in text_of(overview)
+
+
+def test_a_project_with_no_revision_says_so(client, analyst, shop):
+    client.force_login(analyst)
+
+    assert "No rater has revised a grade yet." in text_of(client.get(pages(shop)["overview"]))
+    assert "No rater has revised an answer for this query." in text_of(
+        client.get(pages(shop)["query"])
+    )
