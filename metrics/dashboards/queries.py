@@ -172,8 +172,8 @@ class QueryDetail:
     judged_not_returned: int
     relevant_not_returned: int
     series_spec: MetricSpec
-    # (as_of, NDCG, judged hits, hits) of the query's stored points, oldest first.
-    series: list[tuple[dt.datetime, float, int, int]]
+    # (as_of, NDCG, judged hits, hits, grades) of the query's stored points, oldest first.
+    series: list[tuple[dt.datetime, float, int, int, int]]
     revisions: list[Revision]
     # The working is always computed from the judgement log, never read back.
     stored = False
@@ -185,13 +185,18 @@ class QueryDetail:
     @property
     def chart(self) -> dict:
         """The chart's data, for ``json_script``: x values in epoch milliseconds, each
-        point [x, NDCG, judged@k] (judged@k None when nothing was returned), and the
+        point [x, NDCG, judged@k] (NDCG None while the query had no grade, its 0 then
+        being no measurement; judged@k None when nothing was returned), and the
         moments of the query's revisions."""
         return {
             "label": self.query.text,
             "points": [
-                [epoch_ms(moment), value, judged / retrieved if retrieved else None]
-                for moment, value, judged, retrieved in self.series
+                [
+                    epoch_ms(moment),
+                    value if grades else None,
+                    judged / retrieved if retrieved else None,
+                ]
+                for moment, value, judged, retrieved, grades in self.series
             ],
             "revisions": [epoch_ms(revision.created_at) for revision in self.revisions],
         }
@@ -292,9 +297,9 @@ def _rater_grades(query: Query, moment: dt.datetime) -> tuple[list[str], dict]:
 
 def query_series(result_list, query, spec: MetricSpec, *, as_of) -> list[tuple]:
     """The query's stored NDCG over time and its coverage: ``(as_of, value, judged,
-    retrieved)``, oldest first."""
+    retrieved, judgements)``, oldest first."""
     points = MetricPoint.objects.filter(result_list=result_list, query=query, metric=spec.name)
     if as_of is not None:
         points = points.filter(as_of__lte=as_of)
-    columns = ("as_of", "value", "judged", "retrieved")
+    columns = ("as_of", "value", "judged", "retrieved", "judgements")
     return list(points.order_by("as_of").values_list(*columns))

@@ -4,6 +4,9 @@
   const data = JSON.parse(document.getElementById("overview-data").textContent);
   const palette = ["#2563eb", "#15803d", "#b45309", "#7c3aed", "#be123c", "#0f766e"];
   const day = (ms) => new Date(ms).toISOString().slice(0, 10);
+  // Axis ticks stay short so that a phone's narrow axis has room for them: "12 Nov".
+  const tick = (ms) =>
+    new Date(ms).toLocaleDateString("en-GB", { day: "numeric", month: "short", timeZone: "UTC" });
   const four = (value) => (value === null || value === undefined ? "—" : value.toFixed(4));
   const percent = (value) => (value === null ? "—" : `${Math.round(value * 100)}%`);
   const tint = (hex, alpha) => {
@@ -80,14 +83,8 @@
       animation: false,
       maintainAspectRatio: false,
       scales: {
-        x: { type: "linear", ticks: { callback: day, maxTicksLimit: 6 } },
-        y: {
-          stack: "time",
-          stackWeight: 2,
-          min: 0,
-          max: 1,
-          title: { display: true, text: "mean NDCG" },
-        },
+        x: { type: "linear", ticks: { callback: tick, maxTicksLimit: 6 } },
+        // Stacked axes share the time axis; the first of a stack is drawn lowest.
         coverage: {
           stack: "time",
           stackWeight: 1,
@@ -97,9 +94,20 @@
           ticks: { callback: (value) => `${value * 100}%`, maxTicksLimit: 3 },
           title: { display: true, text: "judged" },
         },
+        y: {
+          stack: "time",
+          stackWeight: 2,
+          offset: true,
+          min: 0,
+          max: 1,
+          title: { display: true, text: "mean NDCG" },
+        },
       },
       plugins: {
-        legend: { labels: { boxWidth: 14, filter: (item, chart) => !chart.datasets[item.datasetIndex].band } },
+        // One entry per result list; the caption says which line is what.
+        legend: {
+          labels: { boxWidth: 14, filter: (item, chart) => chart.datasets[item.datasetIndex].kind === "mean" },
+        },
         tooltip: {
           filter: (item) => !item.dataset.band,
           callbacks: { title: (items) => day(items[0].parsed.x), label },

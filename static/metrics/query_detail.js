@@ -3,6 +3,8 @@
   "use strict";
   const data = JSON.parse(document.getElementById("query-detail-data").textContent);
   const day = (ms) => new Date(ms).toISOString().slice(0, 10);
+  const tick = (ms) =>
+    new Date(ms).toLocaleDateString("en-GB", { day: "numeric", month: "short", timeZone: "UTC" });
   const percent = (value) => (value === null ? "—" : `${Math.round(value * 100)}%`);
 
   // A dashed vertical line at each moment a rater revised a grade of this query.
@@ -34,6 +36,7 @@
           kind: "ndcg",
           yAxisID: "y",
           data: data.points.map(([x, y]) => ({ x, y })),
+          spanGaps: false,
           borderColor: "#2563eb",
           backgroundColor: "#2563eb",
           pointRadius: 2,
@@ -57,8 +60,8 @@
       animation: false,
       maintainAspectRatio: false,
       scales: {
-        x: { type: "linear", ticks: { callback: day, maxTicksLimit: 6 } },
-        y: { stack: "time", stackWeight: 2, min: 0, max: 1, title: { display: true, text: "NDCG" } },
+        x: { type: "linear", ticks: { callback: tick, maxTicksLimit: 6 } },
+        // Stacked axes share the time axis; the first of a stack is drawn lowest.
         coverage: {
           stack: "time",
           stackWeight: 1,
@@ -67,6 +70,14 @@
           max: 1,
           ticks: { callback: (value) => `${value * 100}%`, maxTicksLimit: 3 },
           title: { display: true, text: "judged" },
+        },
+        y: {
+          stack: "time",
+          stackWeight: 2,
+          offset: true,
+          min: 0,
+          max: 1,
+          title: { display: true, text: "NDCG" },
         },
       },
       plugins: {
@@ -77,7 +88,7 @@
             label: (item) =>
               item.dataset.kind === "coverage"
                 ? `judged@k ${percent(item.parsed.y)}`
-                : `NDCG ${item.parsed.y.toFixed(4)}`,
+                : `NDCG ${item.parsed.y === null ? "— (no grade yet)" : item.parsed.y.toFixed(4)}`,
           },
         },
       },
