@@ -8,7 +8,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from judgements.models import Project, ResultList
-from metrics import buckets, replay, selectors
+from metrics import buckets, replay, revisions, selectors
 from metrics.core import ndcg_batch, query_mean
 from metrics.core.stats import ConfidenceInterval, bootstrap_mean_ci, bootstrap_mean_cis
 from metrics.models import POINT_FIELDS, LatestMetricPoint, MetricPoint, StaleQuery
@@ -306,6 +306,7 @@ def metrics_refresh(*, project: Project, now: dt.datetime | None = None) -> int:
     marks = StaleQuery.objects.select_for_update(skip_locked=True).filter(query__project=project)
     stale = set(marks.values_list("query_id", flat=True))
     StaleQuery.objects.filter(query_id__in=stale).delete()
+    revisions.revisions_recount(query_ids=stale)
     written = 0
     for spec in stored_specs(project):
         as_of = _refresh_moment(project, spec, hour)
@@ -339,7 +340,8 @@ def _refresh_moment(project: Project, spec: MetricSpec, hour: dt.datetime) -> dt
 
 
 def metrics_rebuild(*, project: Project, since, until=None, every="day", progress=None) -> int:
-    """Rebuild the stored series from the judgement log as of each bucket end.
+    """Rebuild the stored series from the judgement log as of each bucket end, then
+    recount the project's revisions (``metrics.revisions``).
 
     Judgements after a bucket's end are ignored for it; result lists count from
     their capture time. Each bucket commits on its own, and re-running replaces
@@ -356,6 +358,8 @@ def metrics_rebuild(*, project: Project, since, until=None, every="day", progres
             written += _rebuild_bucket(project, as_of, log)
         if progress:
             progress(done, len(ends), as_of)
+    with transaction.atomic():
+        revisions.revisions_recount(query_ids=project.queries.values_list("pk", flat=True))
     return written
 
 

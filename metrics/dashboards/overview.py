@@ -27,9 +27,9 @@ from metrics.dashboards.evaluations import (
     series_may_be_current,
 )
 from metrics.dashboards.labels import parameter_line
-from metrics.dashboards.revisions import revisions_per_week
 from metrics.models import MetricPoint
 from metrics.registry import MetricSpec, project_spec
+from metrics.revisions import revisions_per_week
 from metrics.services import INTERVAL_CONFIDENCE, INTERVAL_RESAMPLES, INTERVAL_SEED
 
 # Each list's newest overall point: one index descent per list.
@@ -160,7 +160,6 @@ class WeekCount:
 
     week: dt.date
     revisions: int
-    pairs: int
 
 
 @dataclass(frozen=True)

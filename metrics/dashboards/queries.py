@@ -12,9 +12,9 @@ from metrics import selectors
 from metrics.core import NdcgResult, RankRow, ideal_grades, ndcg
 from metrics.dashboards.evaluations import Evaluation, epoch_ms, list_evaluations
 from metrics.dashboards.labels import parameter_line
-from metrics.dashboards.revisions import Revision, query_revisions
 from metrics.models import MetricPoint
 from metrics.registry import MetricSpec, project_spec
+from metrics.revisions import Revision, query_revisions
 
 PAGE_SIZE = 100
 

@@ -1,4 +1,5 @@
-"""Migration 0003 of metrics: stored names of before mean_over and negative say what they were."""
+"""Data migrations of metrics: 0003 renames the stored names of before mean_over and
+negative to what they were; 0004 counts the revisions already in the log."""
 
 import datetime as dt
 
@@ -6,7 +7,9 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from tests.factories import HitFactory
+from metrics.models import RevisionCount
+from metrics.revisions import project_revisions_per_week, revisions_per_week
+from tests.factories import HitFactory, JudgementFactory, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
@@ -16,9 +19,12 @@ OLD_NAME = "ndcg@10 exponential log2 judged cut zero mean"
 AS_OF = dt.datetime(2026, 11, 21, tzinfo=dt.UTC)
 
 
-def migrate(targets) -> None:
+def migrate(targets=None) -> None:
+    """Migrate the metrics app to ``targets``, or forward to its newest migration."""
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
+    if targets is None:
+        targets = [key for key in executor.loader.graph.leaf_nodes() if key[0] == "metrics"]
     executor.migrate(targets)
 
 
@@ -58,7 +64,7 @@ def test_seven_word_names_become_means_over_all_queries_with_negative_grades_at_
         assert names("metrics_metricpoint") == [renamed, renamed]
         assert names("metrics_latestmetricpoint") == [renamed]
     finally:
-        migrate(AFTER)
+        migrate()
 
 
 def test_going_back_restores_the_old_names_and_drops_series_they_cannot_name():
@@ -74,4 +80,34 @@ def test_going_back_restores_the_old_names_and_drops_series_they_cannot_name():
         assert names("metrics_metricpoint") == [OLD_NAME, OLD_NAME]
         assert names("metrics_latestmetricpoint") == [OLD_NAME]
     finally:
-        migrate(AFTER)
+        migrate()
+
+
+def test_the_revisions_already_in_the_log_are_counted(tent_with_revisions):
+    project_id = tent_with_revisions.project_id
+    migrate(AFTER)
+    try:
+        migrate()
+
+        assert revisions_per_week(project_id, as_of=None) == project_revisions_per_week(
+            project_id, as_of=None
+        )
+        assert RevisionCount.objects.count() == 2
+    finally:
+        migrate()
+
+
+@pytest.fixture
+def tent_with_revisions():
+    """One pair graded 3, then 1 (a revision), 1 again, then 2 (another revision)."""
+    hit = HitFactory()
+    rater = UserFactory(username="ann", roles=["rater"])
+    for days, grade in ((0, 2), (1, 1), (1.5, 1), (3, 3)):
+        JudgementFactory(
+            query=hit.query,
+            document=hit.document,
+            rater=rater,
+            grade=grade,
+            created_at=AS_OF - dt.timedelta(days=days),
+        )
+    return hit.query

@@ -9,7 +9,14 @@ import datetime as dt
 import pytest
 
 from judgements.models import Judgement
-from metrics.dashboards.revisions import query_revisions, revisions_per_week
+from metrics import services
+from metrics.models import RevisionCount, StaleQuery
+from metrics.revisions import (
+    project_revisions_per_week,
+    query_revisions,
+    revisions_per_week,
+    revisions_recount,
+)
 from tests.factories import DocumentFactory, JudgementFactory, QueryFactory, UserFactory
 
 MONDAY = dt.datetime(2026, 11, 9, 9, 0, tzinfo=dt.UTC)  # 2026-11-09 is a Monday
@@ -63,14 +70,64 @@ def test_revisions_are_read_as_of_a_moment(tent):
 
 
 def test_the_project_counts_revisions_per_utc_week_from_monday(tent):
-    weeks = revisions_per_week(tent.project_id, as_of=None)
+    revisions_recount(query_ids=[tent.pk])
 
-    assert weeks == [(dt.date(2026, 11, 9), 1, 1), (dt.date(2026, 11, 16), 1, 1)]
+    assert revisions_per_week(tent.project_id, as_of=None) == [
+        (dt.date(2026, 11, 9), 1),
+        (dt.date(2026, 11, 16), 1),
+    ]
     assert revisions_per_week(tent.project_id, as_of=MONDAY + dt.timedelta(days=5)) == [
-        (dt.date(2026, 11, 9), 1, 1)
+        (dt.date(2026, 11, 9), 1)
+    ]
+
+
+@pytest.mark.parametrize("days", [0, 2, 2.5, 8, 8.25, 30])
+def test_the_counts_add_up_to_what_the_log_says_at_any_moment(tent, days):
+    # Counted days, the moment's own day from the log: the same as reading every event.
+    revisions_recount(query_ids=[tent.pk])
+    moment = MONDAY + dt.timedelta(days=days)
+
+    assert revisions_per_week(tent.project_id, as_of=moment) == project_revisions_per_week(
+        tent.project_id, as_of=moment
+    )
+
+
+def test_a_query_marked_stale_is_counted_from_the_log_until_its_refresh(tent):
+    revisions_recount(query_ids=[tent.pk])
+    ann = tent.judgements.filter(rater__username="ann").first().rater
+    JudgementFactory(
+        query=tent,
+        document=tent.judgements.first().document,
+        rater=ann,
+        grade=3,
+        created_at=MONDAY + dt.timedelta(days=9),
+    )
+    StaleQuery.objects.create(query=tent)
+
+    assert revisions_per_week(tent.project_id, as_of=None) == [
+        (dt.date(2026, 11, 9), 1),
+        (dt.date(2026, 11, 16), 2),
+    ]
+    services.metrics_refresh(project=tent.project)
+    assert not StaleQuery.objects.exists()
+    assert RevisionCount.objects.get(query=tent, day=dt.date(2026, 11, 18)).revisions == 1
+    assert revisions_per_week(tent.project_id, as_of=None) == [
+        (dt.date(2026, 11, 9), 1),
+        (dt.date(2026, 11, 16), 2),
+    ]
+
+
+def test_a_rebuild_recounts_every_query_of_the_project(tent):
+    services.metrics_rebuild(project=tent.project, since=MONDAY, until=MONDAY, every="day")
+
+    counted = RevisionCount.objects.filter(query=tent).order_by("day")
+    assert [(row.day, row.revisions) for row in counted] == [
+        (dt.date(2026, 11, 11), 1),
+        (dt.date(2026, 11, 17), 1),
     ]
 
 
 def test_another_projects_revisions_are_not_counted(tent):
+    revisions_recount(query_ids=[tent.pk])
     other = QueryFactory(text="stove")
     assert revisions_per_week(other.project_id, as_of=None) == []

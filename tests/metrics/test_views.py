@@ -13,6 +13,7 @@ from django.test import Client
 from django.urls import reverse
 
 from judgements.models import QueuePair, QueueRequest
+from metrics import services
 from metrics.registry import MetricSpec
 from tests.factories import (
     DocumentFactory,
@@ -464,6 +465,8 @@ def test_revisions_show_on_the_query_page_and_per_week_on_the_overview(client, a
         note="The description says waterproof.",
         created_at=NOV + dt.timedelta(days=3),
     )
+    # As every write of grades does: the refresh recounts the query later.
+    services.queries_mark_stale(query_ids=[tent.pk])
     client.force_login(analyst)
 
     query_page = text_of(client.get(pages(shop)["query"]))
@@ -476,7 +479,7 @@ def test_revisions_show_on_the_query_page_and_per_week_on_the_overview(client, a
     assert [(w.week, w.revisions) for w in overview.context["data"].revisions] == [
         (dt.date(2026, 11, 2), 1)
     ]
-    assert "2026-11-02 1 1" in text_of(overview)
+    assert "2026-11-02 1" in text_of(overview)
 
 
 def test_a_project_with_no_revision_says_so(client, analyst, shop):
