@@ -139,28 +139,28 @@ class LatestMetricPoint(models.Model):
 
 
 class RevisionCount(models.Model):
-    """How many answers of one query's pairs raters revised on one UTC day.
+    """How many answers of one query's pairs raters revised in one UTC hour.
 
     Derived from the judgement log by ``metrics.revisions``, which defines a revision;
     the overview sums it per week instead of reading every event of the project. Kept
     like the stored series: ``metrics_refresh`` recounts the stale queries and
     ``metrics_rebuild`` the whole project (migration 0004 filled it); a reader takes
-    the queries still marked stale, and the day it is asked about, from the log. Only
-    days with a revision have a row.
+    the queries still marked stale, and the hour it is asked about, from the log. Only
+    hours with a revision have a row.
     """
 
     # revision_count_unique leads with query.
     query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="+", db_index=False)
-    day = models.DateField()
+    hour = models.DateTimeField(help_text="The start of the UTC hour.")
     revisions = models.PositiveIntegerField()
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["query", "day"], name="revision_count_unique"),
+            models.UniqueConstraint(fields=["query", "hour"], name="revision_count_unique"),
         ]
 
     def __str__(self) -> str:
-        return f"{self.query_id} on {self.day}: {self.revisions} revisions"
+        return f"{self.query_id} in the hour from {self.hour:%Y-%m-%d %H:%M}: {self.revisions}"
 
 
 class StaleQuery(models.Model):

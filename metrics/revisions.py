@@ -9,10 +9,10 @@ changed.
 
 A query's revisions are read from its events in the log (one index range). The
 project's revisions per week would read every event of the project, so they are
-counted per query and UTC day into ``RevisionCount``, recounted for the stale queries
-by every refresh (``revisions_recount``); a reader takes whole days from there and
-the rest (the day of the moment asked for, and the queries still marked stale) from
-the log.
+counted per query and UTC hour into ``RevisionCount``, recounted for the stale
+queries by every refresh (``revisions_recount``); a reader takes whole hours from
+there and the rest (the hour of the moment asked for, and the queries still marked
+stale) from the log.
 """
 
 import datetime as dt
@@ -50,26 +50,26 @@ WHERE {REVISED}
 ORDER BY revision.created_at DESC, revision.id DESC
 """
 
-# Revisions per query and UTC day among the events of the given queries up to %(as_of)s.
-DAILY_SQL = f"""
-SELECT revision.query_id, (revision.created_at AT TIME ZONE 'UTC')::date AS day, count(*)
+# Revisions per query and UTC hour among the events of the given queries up to %(as_of)s.
+HOURLY_SQL = f"""
+SELECT revision.query_id, date_trunc('hour', revision.created_at, 'UTC') AS hour, count(*)
 FROM ({EVENTS_SQL.format(scope="j.query_id = ANY(%(queries)s)")}) revision
 WHERE {REVISED}
-GROUP BY revision.query_id, day
+GROUP BY revision.query_id, hour
 """
 RECOUNT_SQL = f"""
 DELETE FROM metrics_revisioncount WHERE query_id = ANY(%(queries)s);
-INSERT INTO metrics_revisioncount (query_id, day, revisions) {DAILY_SQL};
+INSERT INTO metrics_revisioncount (query_id, hour, revisions) {HOURLY_SQL};
 """
 
-# Whole days before %(day)s from the counts, leaving out the queries marked stale.
+# Whole hours before %(start)s from the counts, leaving out the queries marked stale.
 COUNTED_SQL = """
-SELECT counted.day, sum(counted.revisions)
+SELECT counted.hour, sum(counted.revisions)
 FROM metrics_revisioncount counted
 JOIN judgements_query query ON query.id = counted.query_id
-WHERE query.project_id = %(project)s AND counted.day < %(day)s
+WHERE query.project_id = %(project)s AND counted.hour < %(start)s
   AND NOT (counted.query_id = ANY(%(stale)s))
-GROUP BY counted.day
+GROUP BY counted.hour
 """
 # The project's revisions among its events from %(start)s to %(as_of)s (the queries
 # marked stale left out): each event looks up the event before it, an index descent.
@@ -91,7 +91,7 @@ WHERE query.project_id = %(project)s AND j.created_at >= %(start)s
   AND {REVISED}
 """
 # The log's answer for a whole project, to check the counts against.
-PROJECT_DAILY_SQL = DAILY_SQL.replace(
+PROJECT_HOURLY_SQL = HOURLY_SQL.replace(
     "j.query_id = ANY(%(queries)s)",
     "j.query_id IN (SELECT id FROM judgements_query WHERE project_id = %(project)s)",
 )
@@ -149,7 +149,7 @@ def query_revisions(query_id: int, *, as_of: dt.datetime | None) -> list[Revisio
 
 
 def revisions_recount(*, query_ids) -> None:
-    """Count again the revisions of ``query_ids`` per UTC day, from their whole log."""
+    """Count again the revisions of ``query_ids`` per UTC hour, from their whole log."""
     ids = sorted(query_ids)
     if ids:
         with connection.cursor() as cursor:
@@ -160,23 +160,23 @@ def revisions_per_week(project_id: int, *, as_of: dt.datetime | None) -> list[tu
     """(Monday of the UTC week, revisions) for every week with a revision up to
     ``as_of`` (now if None), oldest first.
 
-    Whole days before the moment's come from ``RevisionCount``; the moment's own day,
-    and every day of the queries whose counts are stale, from the log.
+    Whole hours before the moment's come from ``RevisionCount``; the moment's own
+    hour, and every hour of the queries whose counts are stale, from the log.
     """
     moment = as_of or timezone.now()
-    start = moment.astimezone(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    start = moment.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
     marked = StaleQuery.objects.filter(query__project_id=project_id)
     stale = list(marked.values_list("pk", flat=True))
-    params = {"project": project_id, "day": start.date(), "start": start, "as_of": moment}
-    params.update(stale=stale, queries=stale)
+    params = {"project": project_id, "start": start, "as_of": moment, "stale": stale}
+    params["queries"] = stale
     with connection.cursor() as cursor:
         cursor.execute(COUNTED_SQL, params)
         rows = cursor.fetchall()
         cursor.execute(RECENT_SQL, params)
-        rows.append((start.date(), cursor.fetchone()[0]))
+        rows.append((start, cursor.fetchone()[0]))
         if stale:
-            cursor.execute(DAILY_SQL, params)
-            rows += [(day, count) for _, day, count in cursor.fetchall()]
+            cursor.execute(HOURLY_SQL, params)
+            rows += [(hour, count) for _, hour, count in cursor.fetchall()]
     return _weekly(rows)
 
 
@@ -185,14 +185,15 @@ def project_revisions_per_week(project_id: int, *, as_of: dt.datetime | None) ->
     what the counts must add up to."""
     params = {"project": project_id, "as_of": as_of or timezone.now()}
     with connection.cursor() as cursor:
-        cursor.execute(PROJECT_DAILY_SQL, params)
-        return _weekly([(day, count) for _, day, count in cursor.fetchall()])
+        cursor.execute(PROJECT_HOURLY_SQL, params)
+        return _weekly([(hour, count) for _, hour, count in cursor.fetchall()])
 
 
-def _weekly(days) -> list[tuple]:
-    """(day, revisions) rows summed per week (Monday), weeks without any left out."""
+def _weekly(hours) -> list[tuple]:
+    """(UTC hour, revisions) rows summed per week (from Monday), weeks without any left out."""
     weeks: dict[dt.date, int] = {}
-    for day, count in days:
+    for hour, count in hours:
+        day = hour.astimezone(dt.UTC).date()
         week = day - dt.timedelta(days=day.weekday())
         weeks[week] = weeks.get(week, 0) + int(count)
     return sorted((week, count) for week, count in weeks.items() if count)

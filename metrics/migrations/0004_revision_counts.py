@@ -1,12 +1,12 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
-# Every query's revisions per UTC day so far, as metrics.revisions counts them (a frozen
+# Every query's revisions per UTC hour so far, as metrics.revisions counts them (a frozen
 # copy of its RECOUNT_SQL over every query): an event that replaces the rater's standing
 # answer on the pair (a grade or "can't tell") with a different one.
 BACKFILL = """
-INSERT INTO metrics_revisioncount (query_id, day, revisions)
-SELECT revision.query_id, (revision.created_at AT TIME ZONE 'UTC')::date AS day, count(*)
+INSERT INTO metrics_revisioncount (query_id, hour, revisions)
+SELECT revision.query_id, date_trunc('hour', revision.created_at, 'UTC') AS hour, count(*)
 FROM (
     SELECT j.id, j.created_at, j.query_id, j.kind, j.grade,
            lead(j.kind) OVER pair AS before_kind, lead(j.grade) OVER pair AS before_grade
@@ -16,7 +16,7 @@ FROM (
 ) revision
 WHERE before_kind IN ('grade', 'cant_tell') AND kind IN ('grade', 'cant_tell')
   AND (kind, grade) IS DISTINCT FROM (before_kind, before_grade)
-GROUP BY revision.query_id, day
+GROUP BY revision.query_id, hour
 """
 
 
@@ -36,7 +36,7 @@ class Migration(migrations.Migration):
                         auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
                     ),
                 ),
-                ("day", models.DateField()),
+                ("hour", models.DateTimeField(help_text="The start of the UTC hour.")),
                 ("revisions", models.PositiveIntegerField()),
                 (
                     "query",
@@ -50,7 +50,7 @@ class Migration(migrations.Migration):
             ],
             options={
                 "constraints": [
-                    models.UniqueConstraint(fields=("query", "day"), name="revision_count_unique")
+                    models.UniqueConstraint(fields=("query", "hour"), name="revision_count_unique")
                 ],
             },
         ),

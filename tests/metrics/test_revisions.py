@@ -81,9 +81,9 @@ def test_the_project_counts_revisions_per_utc_week_from_monday(tent):
     ]
 
 
-@pytest.mark.parametrize("days", [0, 2, 2.5, 8, 8.25, 30])
+@pytest.mark.parametrize("days", [0, 2, 2 + 1 / 96, 2.5, 8, 8 + 1 / 48, 30])
 def test_the_counts_add_up_to_what_the_log_says_at_any_moment(tent, days):
-    # Counted days, the moment's own day from the log: the same as reading every event.
+    # Counted hours, the moment's own hour from the log: the same as reading every event.
     revisions_recount(query_ids=[tent.pk])
     moment = MONDAY + dt.timedelta(days=days)
 
@@ -110,7 +110,8 @@ def test_a_query_marked_stale_is_counted_from_the_log_until_its_refresh(tent):
     ]
     services.metrics_refresh(project=tent.project)
     assert not StaleQuery.objects.exists()
-    assert RevisionCount.objects.get(query=tent, day=dt.date(2026, 11, 18)).revisions == 1
+    hour = MONDAY + dt.timedelta(days=9)
+    assert RevisionCount.objects.get(query=tent, hour=hour).revisions == 1
     assert revisions_per_week(tent.project_id, as_of=None) == [
         (dt.date(2026, 11, 9), 1),
         (dt.date(2026, 11, 16), 2),
@@ -120,10 +121,10 @@ def test_a_query_marked_stale_is_counted_from_the_log_until_its_refresh(tent):
 def test_a_rebuild_recounts_every_query_of_the_project(tent):
     services.metrics_rebuild(project=tent.project, since=MONDAY, until=MONDAY, every="day")
 
-    counted = RevisionCount.objects.filter(query=tent).order_by("day")
-    assert [(row.day, row.revisions) for row in counted] == [
-        (dt.date(2026, 11, 11), 1),
-        (dt.date(2026, 11, 17), 1),
+    counted = RevisionCount.objects.filter(query=tent).order_by("hour")
+    assert [(row.hour, row.revisions) for row in counted] == [
+        (MONDAY + dt.timedelta(days=2), 1),
+        (MONDAY + dt.timedelta(days=8), 1),
     ]
 
 
