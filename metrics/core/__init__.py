@@ -7,6 +7,9 @@ Per query, for the "show the working" table::
     result = ndcg(ranked, ideal, k=10, gain="exponential", discount="log2")
     result.ndcg, result.rows
 
+(with ``negative="penalise"`` passed to both, negative grades lower DCG and NDCG is
+normalised between the worst and the best ordering).
+
 For a whole result list in one vectorised call::
 
     from metrics.core import ndcg_batch

@@ -196,6 +196,7 @@ def ideal_grades(
     *,
     ranked_grades: Sequence[float | None] | NDArray,
     judged_grades: Sequence[float | None] | NDArray | None = None,
+    negative: Negative = "zero",
 ) -> NDArray[np.float64]:
     """Build the ideal list of one query from the chosen source.
 
@@ -209,11 +210,15 @@ def ideal_grades(
         Grades of the returned hits in rank order; None/NaN for unjudged.
     judged_grades : sequence of float, optional
         Grades of every judged document of the query.
+    negative : {"zero", "penalise"}, default="zero"
+        With ``"penalise"`` the source's negative grades are kept after the
+        others, most harmful last: :func:`ndcg` builds the worst ordering from
+        them (and leaves them out of the ideal one).
 
     Returns
     -------
     ideal : ndarray of float64
-        Non-negative grades, best first.
+        Non-negative grades, best first (then the negative ones if they penalise).
 
     References
     ----------
@@ -223,16 +228,23 @@ def ideal_grades(
     --------
     >>> ideal_grades("returned", ranked_grades=[2, 0, 3, 2]).tolist()
     [3.0, 2.0, 2.0, 0.0]
-    >>> ideal_grades("judged", ranked_grades=[2, None], judged_grades=[2, 3, 0]).tolist()
+    >>> ideal_grades("judged", ranked_grades=[2, None], judged_grades=[2, 3, -1, 0]).tolist()
     [3.0, 2.0, 0.0]
+    >>> ideal_grades("judged", ranked_grades=[2], judged_grades=[2, -1, 3], negative="penalise")
+    array([ 3.,  2., -1.])
     """
+    check_negative(negative)
     if source == "returned":
-        return sorted_ideal(ranked_grades)
-    if source != "judged":
+        grades = ranked_grades
+    elif source != "judged":
         raise ValueError(f"source must be 'judged' or 'returned', not {source!r}")
-    if judged_grades is None:
+    elif judged_grades is None:
         raise ValueError("source='judged' needs judged_grades: every judged grade of the query")
-    return sorted_ideal(judged_grades)
+    else:
+        grades = judged_grades
+    if negative == "zero":
+        return sorted_ideal(grades)
+    return np.concatenate((sorted_ideal(grades), sorted_worst(grades)[::-1]))
 
 
 def dcg(

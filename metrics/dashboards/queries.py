@@ -244,7 +244,9 @@ def query_detail(
 
 
 def _ndcg(spec: MetricSpec, ranked: list, judged) -> NdcgResult:
-    ideal = ideal_grades(spec.ideal, ranked_grades=ranked, judged_grades=judged)
+    ideal = ideal_grades(
+        spec.ideal, ranked_grades=ranked, judged_grades=judged, negative=spec.negative
+    )
     return ndcg(
         ranked,
         ideal,

@@ -14,6 +14,7 @@ from django.urls import reverse
 
 from judgements.models import QueuePair, QueueRequest
 from metrics import services
+from metrics.models import MetricPoint
 from metrics.registry import MetricSpec
 from tests.factories import (
     DocumentFactory,
@@ -489,3 +490,31 @@ def test_a_project_with_no_revision_says_so(client, analyst, shop):
     assert "No rater has revised an answer for this query." in text_of(
         client.get(pages(shop)["query"])
     )
+
+
+def test_negative_grades_penalise_on_the_query_page_and_in_the_stored_series(client, analyst):
+    # One query, the harmful document at rank 1: the worked example of
+    # tests/metrics/core/test_negative.py (linear gain: 0.4619696844706532).
+    scale = [{"value": v, "label": str(v)} for v in (-2, -1, 0, 1, 2, 3)]
+    project = ProjectFactory(slug="spam", scale=scale, metric_gain="linear")
+    project.metric_negative = "penalise"
+    project.save()
+    result_list = ResultListFactory(project=project, name="run", captured_at=NOV)
+    query = QueryFactory(project=project, text="tent")
+    for rank, (name, grade) in enumerate([("C", -2), ("A", 3), ("B", 2), ("D", 0)], start=1):
+        document = DocumentFactory(project=project, external_id=name)
+        HitFactory(result_list=result_list, query=query, document=document, rank=rank)
+        JudgementFactory(query=query, document=document, grade=grade, created_at=NOV)
+    services.metrics_rebuild(project=project, since=NOV, until=NOV, every="day")
+    client.force_login(analyst)
+
+    response = client.get(reverse("metrics:query", args=[project.slug, result_list.pk, query.pk]))
+
+    text = text_of(response)
+    assert "negative grades penalise (min-max, worst to best ordering)" in text
+    assert "NDCG@10 = (DCG \N{MINUS SIGN} worst DCG) / (IDCG \N{MINUS SIGN} worst DCG)" in text
+    assert response.context["data"].result.ndcg == pytest.approx(0.4619696844706532, abs=1e-12)
+    assert response.context["data"].result.min_dcg == -2.0
+    stored = MetricPoint.objects.get(query=query, as_of=NOV)
+    assert stored.metric.endswith(" penalise judged")
+    assert stored.value == pytest.approx(0.4619696844706532, abs=1e-12)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metrics.core import ndcg, ndcg_batch, offsets_from_lengths, signed_gain_values
+from metrics.core import ideal_grades, ndcg, ndcg_batch, offsets_from_lengths, signed_gain_values
 
 from .trec_files import run_command
 
@@ -198,3 +198,14 @@ def test_the_command_penalises_with_negative_penalise(tmp_path):
 
     assert zero == "ndcg_cut_4            \tall\t0.678762\n"
     assert penalise == "ndcg_cut_4            \tall\t0.461970\n"
+
+
+def test_the_ideal_built_for_penalising_keeps_the_harmful_grades_for_the_worst_ordering():
+    ideal = ideal_grades("judged", ranked_grades=HARM_FIRST, judged_grades=JUDGED)
+    kept = ideal_grades("judged", ranked_grades=HARM_FIRST, judged_grades=JUDGED,
+                        negative="penalise")  # fmt: skip
+
+    assert ideal.tolist() == [3.0, 2.0, 0.0]
+    assert kept.tolist() == [3.0, 2.0, 0.0, -2.0]
+    penalised = ndcg(HARM_FIRST, kept, k=4, gain="linear", negative="penalise")
+    assert penalised.ndcg == pytest.approx(0.4619696844706532, abs=TOLERANCE)
