@@ -518,3 +518,16 @@ def test_negative_grades_penalise_on_the_query_page_and_in_the_stored_series(cli
     stored = MetricPoint.objects.get(query=query, as_of=NOV)
     assert stored.metric.endswith(" penalise judged")
     assert stored.value == pytest.approx(0.4619696844706532, abs=1e-12)
+
+
+def test_the_query_table_marks_a_query_nobody_graded_as_left_out_of_the_mean(
+    client, analyst, shop
+):
+    new = shop.result_lists.get(name="new")
+    HitFactory(result_list=new, query=QueryFactory(project=shop, text="map"), rank=1)
+    client.force_login(analyst)
+    url = pages(shop)["queries"]
+
+    assert "map (no grade yet: not in the mean)" in text_of(client.get(url))
+    assert "map (no grade yet)" in text_of(client.get(url, {"mean_over": "all"}))
+    assert "2 of the list's queries have a grade." in text_of(client.get(url))
