@@ -450,7 +450,10 @@ def test_the_overview_says_what_moved_the_number(client, analyst, shop):
     text = text_of(client.get(pages(shop)["overview"]))
 
     assert "Because grades arrived:" in text and "Because the ranking changed:" in text
-    assert "Reading aid: the left chart keeps each ranking fixed while grades arrive" in text
+    assert (
+        "Reading aid: “because grades arrived” keeps each ranking fixed while grades arrive"
+        in text
+    )
     assert "Early points rest on fewer queries" in text
 
 
