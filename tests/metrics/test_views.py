@@ -534,3 +534,74 @@ def test_the_query_table_marks_a_query_nobody_graded_as_left_out_of_the_mean(
     assert "map (no grade yet: not in the mean)" in text_of(client.get(url))
     assert "map (no grade yet)" in text_of(client.get(url, {"mean_over": "all"}))
     assert "2 of the list's queries have a grade." in text_of(client.get(url))
+
+
+@pytest.fixture
+def spam(db):
+    """A scale with harmful grades; one query, on the same grades in two result lists:
+    "before" shows the harmful document C (grade -2) first, "after" moves it to rank 4."""
+    scale = [{"value": v, "label": str(v)} for v in (-2, -1, 0, 1, 2, 3)]
+    project = ProjectFactory(slug="spam", scale=scale, metric_k=4, metric_gain="linear")
+    query = QueryFactory(project=project, text="tent")
+    grades = {"A": 3, "B": 2, "C": -2, "D": 0}
+    documents = {name: DocumentFactory(project=project, external_id=name) for name in grades}
+    for name, grade in grades.items():
+        JudgementFactory(query=query, document=documents[name], grade=grade, created_at=NOV)
+    for day, (name, order) in enumerate([("before", "CABD"), ("after", "ABDC")]):
+        captured = NOV + dt.timedelta(days=day)
+        result_list = ResultListFactory(project=project, name=name, captured_at=captured)
+        for rank, document in enumerate(order, start=1):
+            HitFactory(
+                result_list=result_list, query=query, document=documents[document], rank=rank
+            )
+    return project
+
+
+def test_negative_grades_penalise_on_the_overview_and_the_comparison_when_asked(
+    client, analyst, spam
+):
+    # The worked examples of tests/metrics/core/test_negative.py (NDCG@4, linear gain):
+    # with the zero rule C counts as 0, so "after" is perfect and "before" loses only
+    # the places C pushes A and B down; penalised, C at rank 1 costs far more.
+    client.force_login(analyst)
+    overview, compare = pages_of(spam)
+
+    zero = client.get(overview).context["data"].summaries
+    penalised = client.get(overview, {"negative": "penalise"})
+
+    assert [s.mean for s in zero] == pytest.approx([0.6787622294601761, 1.0], abs=1e-12)
+    means = [s.mean for s in penalised.context["data"].summaries]
+    assert means == pytest.approx([0.4619696844706532, 0.8624445158559948], abs=1e-12)
+    assert "negative grades penalise (min-max, worst to best ordering)" in text_of(penalised)
+    # Penalising is not the project's stored metric: it is computed from the log.
+    assert not penalised.context["data"].stored
+    both = {"a": spam.result_lists.get(name="before").pk}
+    both["b"] = spam.result_lists.get(name="after").pk
+    difference = client.get(compare, {**both, "negative": "penalise"}).context["data"]
+    assert (difference.mean_a, difference.mean_b) == pytest.approx(means, abs=1e-12)
+
+
+def test_a_project_that_penalises_stores_and_draws_the_penalised_series(client, analyst, spam):
+    spam.metric_negative = "penalise"
+    spam.save()
+    services.metrics_rebuild(project=spam, since=NOV, until=NOV + dt.timedelta(days=1))
+    client.force_login(analyst)
+
+    response = client.get(pages_of(spam)[0])
+
+    data = response.context["data"]
+    assert data.stored
+    means = [summary.mean for summary in data.summaries]
+    assert means == pytest.approx([0.4619696844706532, 0.8624445158559948], abs=1e-12)
+    drawn = {line["label"]: line["points"] for line in data.chart["series"]}
+    assert [point[1] for point in drawn["before"]] == pytest.approx([0.4619696844706532] * 2)
+    assert [point[1] for point in drawn["after"]] == pytest.approx([0.8624445158559948])
+    assert data.series_spec.name == "ndcg@4 linear log2 judged cut zero mean penalise judged"
+
+
+def pages_of(project) -> tuple[str, str]:
+    """The overview and the comparison of ``project``."""
+    return (
+        reverse("metrics:overview", args=[project.slug]),
+        reverse("metrics:compare", args=[project.slug]),
+    )
