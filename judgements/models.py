@@ -53,6 +53,20 @@ class Unjudged(models.TextChoices):
     REMOVE = "remove", "drop from the ranking"
 
 
+class NegativeGrades(models.TextChoices):
+    """What a negative grade does to NDCG: see metrics/core/ndcg.py."""
+
+    ZERO = "zero", "count as 0 (trec_eval)"
+    PENALISE = "penalise", "penalise (min-max between the worst and the best ordering)"
+
+
+class MeanOver(models.TextChoices):
+    """Which queries a mean over queries counts."""
+
+    JUDGED = "judged", "queries with a judgement (trec_eval)"
+    ALL = "all", "all queries, unjudged ones as 0 (trec_eval -c)"
+
+
 class Consensus(models.TextChoices):
     """How a pair's current grades become one grade: see metrics/core/consensus.py."""
 
@@ -90,6 +104,12 @@ class Project(models.Model):
         "unjudged hits", max_length=16, choices=Unjudged, default=Unjudged.ZERO
     )
     consensus = models.CharField(max_length=16, choices=Consensus, default=Consensus.MEAN)
+    metric_negative = models.CharField(
+        "negative grades", max_length=16, choices=NegativeGrades, default=NegativeGrades.ZERO
+    )
+    metric_mean_over = models.CharField(
+        "mean over", max_length=16, choices=MeanOver, default=MeanOver.JUDGED
+    )
     raters = models.ManyToManyField(
         settings.AUTH_USER_MODEL,
         blank=True,
