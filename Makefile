@@ -44,6 +44,8 @@ bench: $(VENV)/.installed-bench
 	$(PY) tests/bench/bench_dashboards.py
 	$(PY) tests/bench/bench_export.py
 	$(PY) tests/bench/bench_searchlogs.py
+	$(PY) tests/bench/bench_grading_load.py
+	$(PY) tests/bench/bench_api.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -140,6 +140,14 @@ def estimated_rows(model) -> int:
         return max(int(cursor.fetchone()[0]), 0)
 
 
+def analyze(*models) -> None:
+    """Refresh the planner's statistics of ``models``' tables after a bulk load, so that
+    the statements that follow (triggers included) are planned for their real size."""
+    with connection.cursor() as cursor:
+        for model in models:
+            cursor.execute(f'ANALYZE "{model._meta.db_table}"')
+
+
 @contextmanager
 def indexes_deferred(*models):
     """Drop the secondary indexes of ``models``' tables and rebuild them on exit.

@@ -4,13 +4,13 @@ from django import forms
 from django.contrib.auth.models import User
 from django.db.models import Q
 
+from config.ids import IdField
 from judgements.models import Document, Judgement, Project, Query
 from judgements.roles import Role
 
 CANT_TELL = "cant_tell"
 MAX_QUERY_CHOICES = 300
 # The largest id PostgreSQL's bigint holds: a larger one is a bad post, not a lookup.
-MAX_ID = 2**63 - 1
 
 
 def answer_choices(project: Project) -> list[tuple[str, str]]:
@@ -28,8 +28,8 @@ def parse_answer(value: str) -> tuple[str, int | None]:
 class AnswerForm(forms.Form):
     """One answer to one pair: a grade on the project's scale or "can't tell", and a note."""
 
-    query = forms.IntegerField(widget=forms.HiddenInput, max_value=MAX_ID)
-    document = forms.IntegerField(widget=forms.HiddenInput, max_value=MAX_ID)
+    query = IdField(widget=forms.HiddenInput)
+    document = IdField(widget=forms.HiddenInput)
     answer = forms.ChoiceField()
     note = forms.CharField(required=False, max_length=2000, strip=True)
 
@@ -75,8 +75,8 @@ class AnswerForm(forms.Form):
 class PairForm(forms.Form):
     """A pair to skip or to look up: the query and document ids, as posted."""
 
-    query = forms.IntegerField(min_value=1, max_value=MAX_ID)
-    document = forms.IntegerField(min_value=1, max_value=MAX_ID)
+    query = IdField()
+    document = IdField()
 
     def pair(self) -> dict[str, int]:
         """The pair as ``query_id`` and ``document_id`` keyword arguments."""

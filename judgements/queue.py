@@ -325,6 +325,58 @@ def queue_wait(*, rater, project: Project) -> QueueWait:
     return QueueWait(held=held, until=until)
 
 
+# The queue's rule for one pool pair, under the pair's row lock: slots still open once
+# other raters' live leases are counted, and whether the rater already answered it.
+POOL_PAIR_ROOM_SQL = """
+SELECT pair.needed - (
+           SELECT count(*) FROM judgements_queuelease lease
+           WHERE lease.query_id = pair.query_id AND lease.document_id = pair.document_id
+             AND lease.rater_id <> %(rater)s AND lease.expires_at > now()),
+       jsonb_exists(pair.answered, %(rater)s::text)
+FROM judgements_queuepair pair
+WHERE pair.query_id = %(query)s AND pair.document_id = %(document)s
+FOR UPDATE OF pair
+"""
+# A pair ranked below the pool: its hits' rows serialise the raters who answer it.
+OTHER_PAIR_ROOM_SQL = """
+SELECT count(*) FROM (
+    SELECT FROM judgements_hit hit
+    WHERE hit.query_id = %(query)s AND hit.document_id = %(document)s
+    FOR UPDATE OF hit) AS locked
+"""
+OTHER_PAIR_GRADES_SQL = """
+SELECT coalesce((SELECT graded FROM judgements_pairgrade
+                 WHERE query_id = %(query)s AND document_id = %(document)s), 0),
+       coalesce((SELECT kind <> 'retract' FROM judgements_judgement
+                 WHERE rater_id = %(rater)s AND query_id = %(query)s
+                   AND document_id = %(document)s
+                 ORDER BY created_at DESC, id DESC LIMIT 1), false)
+"""
+
+
+def pair_has_room(*, rater, project: Project, query_id: int, document_id: int) -> bool:
+    """Whether ``rater`` may add an answer to the pair, by the queue's rule.
+
+    A rater who already answered the pair may always answer again (a change of mind).
+    Otherwise the pair must still be short of its ``judges_per_pair`` grades (or more,
+    when an analyst asked for more) once other raters' live leases are counted, as
+    when the queue picks a pair. The pair's row stays locked until the transaction
+    ends, so that two raters answering at once cannot both take its last slot. Call
+    inside the transaction that writes the answer.
+    """
+    params = {"rater": rater.pk, "query": query_id, "document": document_id}
+    with connection.cursor() as cursor:
+        cursor.execute(POOL_PAIR_ROOM_SQL, params)
+        row = cursor.fetchone()
+        if row is not None:
+            open_slots, answered = row
+            return answered or open_slots > 0
+        cursor.execute(OTHER_PAIR_ROOM_SQL, params)
+        cursor.execute(OTHER_PAIR_GRADES_SQL, params)
+        graded, answered = cursor.fetchone()
+    return answered or graded < project.judges_per_pair
+
+
 @dataclass(frozen=True)
 class Progress:
     done: int

@@ -17,6 +17,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from config.ids import page_number
 from judgements.forms import (
     CANT_TELL,
     AnswerForm,
@@ -321,7 +322,7 @@ def my_judgements(request, slug):
     project = _rateable_project(request, slug)
     if request.method == "POST":
         return _revise(request, project)
-    number = _page_number(request)
+    number = page_number(request.GET.get("page"), per_page=PAGE_SIZE)
     answers = (
         Judgement.objects.for_project(project)
         .filter(rater=request.user)
@@ -340,13 +341,6 @@ def my_judgements(request, slug):
         "is_analyst": is_analyst(request.user),
     }
     return render(request, "judgements/my_judgements.html", ctx)
-
-
-def _page_number(request) -> int:
-    try:
-        return max(1, int(request.GET.get("page", 1)))
-    except ValueError:
-        return 1
 
 
 def _revise(request, project: Project):

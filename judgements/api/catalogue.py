@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from judgements import exporters, importers, services
 from judgements.api.access import IsAnalyst, IsRater, Pages, visible_projects
+from judgements.api.filters import HitFilter
 from judgements.models import Document, Hit, Project, Query, ResultList
 
 UPLOAD_CHUNK = 1 << 20
@@ -49,12 +50,13 @@ class QueryListApi(generics.ListAPIView):
     class OutputSerializer(serializers.ModelSerializer):
         class Meta:
             model = Query
-            fields = ["id", "text", "description", "created_at"]
+            fields = ["id", "external_id", "text", "description", "created_at"]
 
     queryset = Query.objects.none()  # for the schema; get_queryset() is used
     permission_classes = [IsAnalyst]
     serializer_class = OutputSerializer
     pagination_class = Pages
+    filterset_fields = ["external_id"]
 
     def get_queryset(self):
         project = get_object_or_404(Project, slug=self.kwargs["slug"])
@@ -112,17 +114,19 @@ class HitListApi(generics.ListAPIView):
 
     class OutputSerializer(serializers.ModelSerializer):
         query_text = serializers.CharField(source="query.text")
+        query_external_id = serializers.CharField(source="query.external_id")
         external_id = serializers.CharField(source="document.external_id")
 
         class Meta:
             model = Hit
-            fields = ["query", "query_text", "rank", "document", "external_id", "score"]
+            fields = ["query", "query_external_id", "query_text", "rank", "document"]
+            fields += ["external_id", "score"]
 
     queryset = Hit.objects.none()  # for the schema; get_queryset() is used
     permission_classes = [IsAnalyst]
     serializer_class = OutputSerializer
     pagination_class = Pages
-    filterset_fields = ["query"]
+    filterset_class = HitFilter
 
     def get_queryset(self):
         result_list = get_object_or_404(ResultList, pk=self.kwargs["pk"])
@@ -151,6 +155,12 @@ class ImportOutputSerializer(serializers.Serializer):
     rows = serializers.IntegerField(help_text="Rows read from the file.")
     created = serializers.IntegerField()
     updated = serializers.IntegerField()
+    skipped = serializers.DictField(
+        child=serializers.IntegerField(), help_text="Lines left out on purpose, by reason."
+    )
+    notes = serializers.ListField(
+        child=serializers.CharField(), help_text="How the file was read; what was created."
+    )
 
 
 class QueryImportApi(APIView):
@@ -200,8 +210,10 @@ class DocumentImportApi(APIView):
 class ResultListImportApi(APIView):
     """Create a result list from a TREC run file or JSON; all or nothing.
 
-    ``queries`` (optional, TREC only) is a CSV with ``id,text`` saying which query each
-    ``qid`` is; without it a ``qid`` is the app's query id.
+    A TREC run is ranked as trec_eval ranks it (score, then document id, both
+    descending; the rank column is ignored); JSON keeps its list order. A ``qid`` is a
+    query's external id, or the id ``queries`` (optional, a CSV with ``id,text``)
+    gives it.
     """
 
     class InputSerializer(serializers.Serializer):
@@ -211,6 +223,11 @@ class ResultListImportApi(APIView):
         engine = serializers.CharField(max_length=200, required=False, default="")
         captured_at = serializers.DateTimeField(required=False, default=None)
         queries = serializers.FileField(required=False, default=None)
+        create_missing = serializers.BooleanField(
+            required=False,
+            default=False,
+            help_text="Create queries (TREC qids) the project lacks.",
+        )
 
     class OutputSerializer(ImportOutputSerializer):
         result_list = ResultListListApi.OutputSerializer()
@@ -231,6 +248,7 @@ class ResultListImportApi(APIView):
             engine=data["engine"],
             captured_at=data["captured_at"],
             query_map=data["queries"] and data["queries"].chunks(UPLOAD_CHUNK),
+            create_missing=data["create_missing"],
         )
         result_list = ResultListDetailApi.queryset.get(pk=result.result_list.pk)
         output = {**ImportOutputSerializer(result).data, "result_list": result_list}

@@ -8,7 +8,8 @@ analyst (charlie) may use everything. dave, with no role, gets 403 everywhere.
 import pytest
 from django.urls import get_resolver
 
-from tests.api.conftest import upload
+from tests.api.conftest import NOV, upload
+from tests.factories import ResultListFactory
 
 OK = {"GET": 200, "POST": 201}
 
@@ -62,6 +63,12 @@ def endpoints(project, result_list, query, document):
             f"/api/projects/{slug}/search-log/metrics/export/",
             None,
         ),
+        ("result-list-metrics", "GET", f"/api/result-lists/{run}/metrics/", None),
+        ("result-list-series", "GET", f"/api/result-lists/{run}/series/?format=csv", None),
+        ("query-series", "GET", f"/api/result-lists/{run}/queries/{qid}/series/", None),
+        ("query-working", "GET", f"/api/result-lists/{run}/queries/{qid}/working/", None),
+        ("result-list-unjudged", "GET", f"/api/result-lists/{run}/unjudged/", None),
+        ("compare", "GET", f"/api/projects/{slug}/compare/?b={run}&max_drop=0.01", None),
     ]
 
 
@@ -85,6 +92,8 @@ def call(client, name, method, path, form, query):
 @pytest.fixture
 def setting(query_with_hits):
     first = query_with_hits.hits.get(rank=1)
+    # A second list, so that a comparison has a baseline.
+    ResultListFactory(project=query_with_hits.project, name="baseline", captured_at=NOV)
     return query_with_hits.project, first.result_list, query_with_hits, first.document
 
 
@@ -104,7 +113,8 @@ NAMES = [
     "result-lists", "result-lists-import", "result-list", "hits", "result-list-export",
     "judgements", "judgement-create", "next", "grades", "consensus", "judgements-import",
     "judgements-export", "grades-export", "consensus-export", "search-log-import",
-    "search-log-metrics", "search-log-metrics-export",
+    "search-log-metrics", "search-log-metrics-export", "result-list-metrics",
+    "result-list-series", "query-series", "query-working", "result-list-unjudged", "compare",
 ]  # fmt: skip
 
 
@@ -155,6 +165,14 @@ def test_a_rater_outside_a_projects_named_raters_may_not_rate_it(
     alice = client_as(rater)
     assert alice.get("/api/projects/").json()["results"] == []
     assert alice.get(f"/api/projects/{project.slug}/").status_code == 404
-    assert alice.get(f"/api/projects/{project.slug}/next/").status_code == 403
     body = {"query": query.pk, "document": document.pk, "grade": 1}
-    assert alice.post("/api/judgements/create/", body, format="json").status_code == 403
+    refusals = [
+        alice.get(f"/api/projects/{project.slug}/next/"),
+        alice.post("/api/judgements/create/", body, format="json"),
+    ]
+    for response in refusals:
+        # Not found, as an unknown project is: a 403 would name the project.
+        assert response.status_code == 404
+        assert project.name not in response.content.decode()
+    unknown = alice.get("/api/projects/no-such-project/next/")
+    assert unknown.json() == refusals[0].json()

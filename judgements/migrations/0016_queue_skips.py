@@ -8,7 +8,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("judgements", "0010_query_external_id_and_metric_defaults"),
+        ("judgements", "0015_project_metric_negative_and_mean_over"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
