@@ -105,7 +105,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "judgements:home"
+# A rater of a single project lands in its queue; everyone else on the projects page.
+LOGIN_REDIRECT_URL = "judgements:start"
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en-gb"
@@ -203,8 +204,14 @@ SECURE_REDIRECT_EXEMPT = [r"^health/$"]
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"client_errors": {"()": "config.logging.ClientErrorWithoutTraceback"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["client_errors"]},
+    },
     "root": {"handlers": ["console"], "level": os.getenv("LOG_LEVEL", "WARNING")},
+    # Django's own console handler would print each of its lines a second time beside
+    # the root's: its loggers hand their records to the root handler alone.
+    "loggers": {"django": {"handlers": [], "propagate": True}},
 }
 
 # Proxies in front of the app that append the client's address to X-Forwarded-For (a

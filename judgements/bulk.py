@@ -78,6 +78,7 @@ PROJECT_TABLES_SQL = [
     # (migration 0005) finds no pair left to recount.
     "DELETE FROM judgements_pairgrade WHERE project_id = %(project)s",
     "DELETE FROM judgements_queuerequest WHERE project_id = %(project)s",
+    "DELETE FROM judgements_queueskip WHERE project_id = %(project)s",
     "DELETE FROM judgements_judgement WHERE query_id IN"
     " (SELECT id FROM judgements_query WHERE project_id = %(project)s)",
     "DELETE FROM judgements_hit WHERE query_id IN"

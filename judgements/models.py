@@ -608,3 +608,32 @@ class QueueLease(models.Model):
 
     def __str__(self) -> str:
         return f"{self.rater} holds {self.query_id}/{self.document_id} until {self.expires_at}"
+
+
+class QueueSkip(models.Model):
+    """A rater's "judge later" on one pair: one row per press of Skip, never changed.
+
+    The queue offers a pair its rater skipped only once no other pair is left for them,
+    the pair skipped longest ago first; analysts read how often each rater skips.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    # queue_skip_pair_idx leads with query.
+    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="+", db_index=False)
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    # queue_skip_rater_idx leads with rater.
+    rater = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    skipped_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [
+            # The queue asks, per candidate pair, whether this rater skipped it.
+            models.Index(fields=["query", "document", "rater"], name="queue_skip_pair_idx"),
+            # The back of a rater's queue, and each rater's count of skips.
+            models.Index(fields=["rater", "project", "skipped_at"], name="queue_skip_rater_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rater} skipped {self.query_id}/{self.document_id} at {self.skipped_at}"
