@@ -19,4 +19,7 @@ RUN DEBUG=0 SECRET_KEY=collectstatic DATABASE_URL=postgres://build@localhost/bui
 RUN useradd --create-home judge
 USER judge
 EXPOSE 8000
-CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3"]
+# The same gunicorn options as docker-compose.yml's web service (see the timeout's
+# reasons there).
+CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", \
+     "--timeout", "120", "--graceful-timeout", "30"]

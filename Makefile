@@ -46,6 +46,8 @@ bench: $(VENV)/.installed-bench
 	$(PY) tests/bench/bench_searchlogs.py
 	$(PY) tests/bench/bench_upload.py
 	$(PY) tests/bench/bench_delete.py
+	$(PY) tests/bench/bench_grading_load.py
+	$(PY) tests/bench/bench_api.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

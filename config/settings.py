@@ -1,7 +1,10 @@
 """Relevance Judge settings: one file, every deployment difference from the environment."""
 
+import datetime as dt
 import os
 from pathlib import Path
+
+from django.utils.csp import CSP
 
 from config.database import DatabaseUnavailable, database_config
 
@@ -43,7 +46,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",
     "drf_spectacular",
     "django_filters",
     "django_tasks_db",
@@ -102,7 +105,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "judgements:home"
+# A rater of a single project lands in its queue; everyone else on the projects page.
+LOGIN_REDIRECT_URL = "judgements:start"
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en-gb"
@@ -137,7 +141,7 @@ UPLOAD_BACKGROUND_BYTES = envint("UPLOAD_BACKGROUND_BYTES", str(4 << 20))
 # anonymous request gets 401 with a WWW-Authenticate header rather than 403).
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "knox.auth.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -159,6 +163,10 @@ REST_FRAMEWORK = {
     "URL_FORMAT_OVERRIDE": None,
 }
 
+# API tokens (django-rest-knox) are stored as SHA-512 digests; like the tokens they
+# replaced, they last until revoked or replaced on the token page.
+REST_KNOX = {"TOKEN_TTL": None, "AUTO_REFRESH": False}
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "Relevance Judge API",
     "DESCRIPTION": (
@@ -173,17 +181,111 @@ SPECTACULAR_SETTINGS = {
     # Self-hosted Swagger UI (static/vendor/swagger-ui): the docs load nothing from a CDN.
     "SWAGGER_UI_DIST": f"{STATIC_URL}vendor/swagger-ui",
     "SWAGGER_UI_FAVICON_HREF": f"{STATIC_URL}vendor/swagger-ui/favicon-32x32.png",
+    # <id:...> path parameters (config.ids): whole numbers within bigint.
+    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 0, "maximum": 2**63 - 1}},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "judgements.api.errors.schema_error_responses",
     ],
+    # Metrics say where their numbers come from; judgements have a "source" of their own.
+    "ENUM_NAME_OVERRIDES": {
+        "MetricSourceEnum": ["stored", "computed"],
+        # Two models have a field named "kind": each enum keeps its model's name.
+        "JudgementKindEnum": "judgements.models.Judgement.Kind",
+        "JobKindEnum": "judgements.models.Job.Kind",
+    },
 }
 
-SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = envbool("SECURE_COOKIES", "False")
+# Served over TLS (directly or behind a TLS-terminating proxy): redirect plain HTTP,
+# send HSTS, and keep the session and CSRF cookies off plain HTTP. Off by default so
+# that `docker compose up` works on http://localhost:8000; `check --deploy` is clean
+# with it on.
+HTTPS = envbool("HTTPS", "False")
+SECURE_SSL_REDIRECT = HTTPS
+SECURE_HSTS_SECONDS = envint("HSTS_SECONDS", "31536000") if HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("HSTS_INCLUDE_SUBDOMAINS", "True")
+SECURE_HSTS_PRELOAD = envbool("HSTS_PRELOAD", "True")
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = envbool("SECURE_COOKIES", str(HTTPS))
+# The health check answers on plain HTTP from inside the container.
+SECURE_REDIRECT_EXEMPT = [r"^health/$"]
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"client_errors": {"()": "config.logging.ClientErrorWithoutTraceback"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["client_errors"]},
+    },
     "root": {"handlers": ["console"], "level": os.getenv("LOG_LEVEL", "WARNING")},
+    # Django's own console handler would print each of its lines a second time beside
+    # the root's: its loggers hand their records to the root handler alone.
+    "loggers": {"django": {"handlers": [], "propagate": True}},
 }
+
+# Proxies in front of the app that append the client's address to X-Forwarded-For (a
+# load balancer, nginx): 0 when clients connect directly, as in docker-compose.yml.
+# Rate limits and login lockouts then key on the address the nearest trusted proxy
+# saw; any address a client writes into the header itself is ignored.
+TRUSTED_PROXIES = envint("TRUSTED_PROXIES", "0")
+REST_FRAMEWORK["NUM_PROXIES"] = TRUSTED_PROXIES
+if TRUSTED_PROXIES:
+    # The proxy terminates TLS and says so in this header.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# Rate limits count in a cache every web process shares: a table in PostgreSQL
+# (created by migration judgements 0013), so no cache server is needed. Other caches
+# (figures derived from immutable data) stay in each process's memory.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "shared": {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "relevance_judge_cache",
+        "OPTIONS": {"MAX_ENTRIES": 100_000},
+    },
+}
+
+# Login brute-force protection (django-axes): after LOGIN_FAILURE_LIMIT wrong
+# passwords for one username from one address, that pair is locked out for
+# LOGIN_COOLOFF_MINUTES, before any password is hashed; a successful login resets the
+# count. The admin's login is the same login. Addresses as for rate limits.
+INSTALLED_APPS.append("axes")
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+MIDDLEWARE.append("axes.middleware.AxesMiddleware")
+AXES_FAILURE_LIMIT = envint("LOGIN_FAILURE_LIMIT", "5")
+AXES_COOLOFF_TIME = dt.timedelta(minutes=envint("LOGIN_COOLOFF_MINUTES", "15"))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip"
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
+
+# Every request answers /health/ first (no host check, no redirect), and a database
+# outage answers 503 with Retry-After rather than a 500 (config.health).
+MIDDLEWARE.insert(0, "config.health.DatabaseHealthMiddleware")
+
+# Content-Security-Policy (Django's own, django.middleware.csp): scripts, styles and
+# connections from this site only, no inline code or style attributes, no framing.
+# Pages pass data to their script with json_script; images may also come from the
+# documents' own https addresses (their thumbnails). CSP_REPORT_URI, when set,
+# receives violation reports.
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
+)
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:", "https:"],
+    "font-src": [CSP.SELF],
+    "connect-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.SELF],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
+if os.getenv("CSP_REPORT_URI"):
+    SECURE_CSP["report-uri"] = [os.environ["CSP_REPORT_URI"]]

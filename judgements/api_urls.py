@@ -1,6 +1,7 @@
 from django.urls import path, re_path
 
 from judgements.api import catalogue, errors, judging, projects, tokens
+from metrics import api_urls as metrics_api
 from searchlogs import api_urls as searchlogs_api
 
 app_name = "api"
@@ -31,10 +32,10 @@ urlpatterns = [
         catalogue.ResultListImportApi.as_view(),
         name="result-lists-import",
     ),
-    path("result-lists/<int:pk>/", catalogue.ResultListDetailApi.as_view(), name="result-list"),
-    path("result-lists/<int:pk>/hits/", catalogue.HitListApi.as_view(), name="hits"),
+    path("result-lists/<id:pk>/", catalogue.ResultListDetailApi.as_view(), name="result-list"),
+    path("result-lists/<id:pk>/hits/", catalogue.HitListApi.as_view(), name="hits"),
     path(
-        "result-lists/<int:pk>/export/",
+        "result-lists/<id:pk>/export/",
         catalogue.ResultListExportApi.as_view(),
         name="result-list-export",
     ),
@@ -64,6 +65,7 @@ urlpatterns = [
         name="consensus-export",
     ),
     *searchlogs_api.urlpatterns,
+    *metrics_api.urlpatterns,
     # Anything else under /api/ answers in the API's error shape, not an HTML page.
     re_path(r"^[\s\S]*$", errors.not_found),
 ]

@@ -80,6 +80,7 @@ PROJECT_TABLES_SQL = [
     # (migration 0005) finds no pair left to recount.
     "DELETE FROM judgements_pairgrade WHERE project_id = %(project)s",
     "DELETE FROM judgements_queuerequest WHERE project_id = %(project)s",
+    "DELETE FROM judgements_queueskip WHERE project_id = %(project)s",
     "DELETE FROM judgements_judgement WHERE query_id IN"
     " (SELECT id FROM judgements_query WHERE project_id = %(project)s)",
     "DELETE FROM judgements_hit WHERE query_id IN"
@@ -183,6 +184,14 @@ def estimated_rows(model) -> int:
             "SELECT reltuples FROM pg_class WHERE oid = %s::regclass", [model._meta.db_table]
         )
         return max(int(cursor.fetchone()[0]), 0)
+
+
+def analyze(*models) -> None:
+    """Refresh the planner's statistics of ``models``' tables after a bulk load, so that
+    the statements that follow (triggers included) are planned for their real size."""
+    with connection.cursor() as cursor:
+        for model in models:
+            cursor.execute(f'ANALYZE "{model._meta.db_table}"')
 
 
 @contextmanager

@@ -12,10 +12,18 @@ and ``consensus`` (one row per judged pair). Formats:
 - ``jsonl`` and ``csv``: every column of the dataset.
 - ``qrels``: ``qid 0 docid grade``; ``quepid``: CSV ``query,docid,rating``;
   ``ltr``: ``grade qid:N # docid query``; ``rre``: RRE ratings JSON with
-  ``query_groups`` and ``{docid: {"gain": grade}}``. These carry one grade per
-  line: events other than grades are left out, and a consensus is rounded to the
-  nearest grade (halves up). Query ids (``qid``) are the app's query ids.
+  ``query_groups`` and ``{docid: {"gain": grade}}``; ``opensearch``: an OpenSearch
+  Search Relevance Workbench judgment list (``IMPORT_JUDGMENT``). These hold one
+  grade per pair, so whatever the dataset they write each pair's consensus of the
+  filtered events (the file is named ``-consensus``), rounded to the nearest grade
+  (halves up). A query id (``qid``) is the query's external id, or its database id
+  when it has none.
 - result lists: ``trec`` run files, ``qid Q0 docid rank score tag``.
+
+CSV cells (``csv``, ``quepid``) that start with ``=``, ``+``, ``-``, ``@``, a tab or a
+carriage return get a ``'`` in front, so that a spreadsheet does not run them as a
+formula (OWASP's rule for CSV injection); the importers take it off again. ``raw``
+writes them as they are.
 
 Rows come ordered by query id, then by event id (``events``) or by document id
 and rater (the others).
@@ -35,7 +43,9 @@ from judgements.models import Hit, Project, ResultList
 
 BLOCK_BYTES = 256 << 10
 QUEUE_BLOCKS = 8
-FORMATS = ("jsonl", "csv", "qrels", "quepid", "rre", "ltr")
+FORMATS = ("jsonl", "csv", "qrels", "quepid", "rre", "ltr", "opensearch")
+# Formats with one grade per pair: they write the consensus, whatever the dataset.
+PAIR_FORMATS = ("qrels", "quepid", "rre", "ltr", "opensearch")
 DATASETS = ("events", "grades", "consensus")
 CONTENT_TYPES = {
     "jsonl": "application/x-ndjson",
@@ -44,9 +54,10 @@ CONTENT_TYPES = {
     "quepid": "text/csv",
     "rre": "application/json",
     "ltr": "text/plain",
+    "opensearch": "application/json",
     "trec": "text/plain",
 }
-EXTENSIONS = {"quepid": "csv", "rre": "json", "ltr": "txt", "trec": "run"}
+EXTENSIONS = {"quepid": "csv", "rre": "json", "ltr": "txt", "trec": "run", "opensearch": "json"}
 # CSV mode with a delimiter and quote character that never occur passes each
 # line through untouched (text mode would double every backslash of JSON).
 AS_IS = "FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01'"
@@ -55,6 +66,12 @@ ISO_TIME = """to_char({} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')"""
 NAMES_JOIN = """
 JOIN judgements_query q ON q.id = r.query_id
 JOIN judgements_document d ON d.id = r.document_id"""
+# The qid a file names a query by: its external id, else its database id.
+QID = "COALESCE(NULLIF(q.external_id, ''), q.id::text)"
+# OWASP's CSV-injection rule, reversibly: one more quote before any run of quotes
+# that leads to a formula character.
+SAFE_CELL = "CASE WHEN {0} ~ '^''*[-=+@\\t\\r]' THEN '''' || {0} ELSE {0} END"
+TEXT_COLUMNS = ("query", "document", "rater", "note")
 
 
 @dataclass(frozen=True)
@@ -69,6 +86,7 @@ class _Dataset:
     columns: tuple[str, ...]
     order: str
     grade: str  # SQL for the one grade a pair format writes, NULL to leave a row out
+    hidden: tuple[str, ...] = ()  # columns of rows_sql() used for ordering only
 
     def rows_sql(self, events: QuerySet, policy: str) -> str:
         raise NotImplementedError
@@ -81,7 +99,7 @@ class _Events(_Dataset):
             "created_at", "source", "import_id",
         )  # fmt: skip
         return f"""
-            SELECT r.id, r.query_id, q.text AS query, d.external_id AS document,
+            SELECT r.id, r.query_id, {QID} AS qid, q.text AS query, d.external_id AS document,
                    u.{_username()} AS rater, r.kind, r.grade, r.note,
                    {ISO_TIME.format("r.created_at")} AS created_at, r.source, r.import_id
             FROM ({sql_of(inner)}) r {NAMES_JOIN}
@@ -93,7 +111,7 @@ class _Grades(_Dataset):
         inner = events.current_grades().order_by()
         inner = inner.values("query_id", "document_id", "rater_id", "grade", "created_at")
         return f"""
-            SELECT r.query_id, q.text AS query, d.external_id AS document,
+            SELECT r.query_id, {QID} AS qid, q.text AS query, d.external_id AS document,
                    u.{_username()} AS rater, r.grade,
                    {ISO_TIME.format("r.created_at")} AS created_at, r.document_id, r.rater_id
             FROM ({sql_of(inner)}) r {NAMES_JOIN}
@@ -103,7 +121,7 @@ class _Grades(_Dataset):
 class _Consensus(_Dataset):
     def rows_sql(self, events, policy):
         return f"""
-            SELECT r.query_id, q.text AS query, d.external_id AS document,
+            SELECT r.query_id, {QID} AS qid, q.text AS query, d.external_id AS document,
                    r.consensus::float8 AS consensus, r.raters, r.min_grade, r.max_grade,
                    r.spread::float8 AS spread, r.document_id
             FROM ({sql_of(events.consensus(policy))}) r {NAMES_JOIN}"""
@@ -114,6 +132,7 @@ DATASET = {
         (
             "id",
             "query_id",
+            "qid",
             "query",
             "document",
             "rater",
@@ -128,13 +147,15 @@ DATASET = {
         grade="CASE WHEN r.kind = 'grade' THEN r.grade END",
     ),
     "grades": _Grades(
-        ("query_id", "query", "document", "rater", "grade", "created_at"),
+        ("query_id", "qid", "query", "document", "rater", "grade", "created_at"),
         order="r.query_id, r.document_id, r.rater_id",
         grade="r.grade",
+        hidden=("document_id", "rater_id"),
     ),
     "consensus": _Consensus(
         (
             "query_id",
+            "qid",
             "query",
             "document",
             "consensus",
@@ -145,25 +166,46 @@ DATASET = {
         ),
         order="r.query_id, r.document_id",
         grade="floor(r.consensus + 0.5)::int",
+        hidden=("document_id",),
     ),
 }
 
 
 def judgement_export(
-    *, project: Project, events: QuerySet, dataset: str, file_format: str, policy: str = ""
+    *,
+    project: Project,
+    events: QuerySet,
+    dataset: str,
+    file_format: str,
+    policy: str = "",
+    raw: bool = False,
 ) -> Export:
     """Stream ``dataset`` of the judgement events in ``events`` as ``file_format``.
 
     ``events`` may be filtered in any way (rater, source, time): grades and consensus
-    are derived from the events that pass the filter.
+    are derived from the events that pass the filter. Pair formats write the
+    consensus whatever ``dataset`` says; ``raw`` leaves CSV cells unguarded.
     """
-    shape = DATASET[dataset]
-    rows = shape.rows_sql(events, policy or project.consensus)
+    if file_format in PAIR_FORMATS:
+        dataset = "consensus"
+    shape, policy = DATASET[dataset], policy or project.consensus
+    rows = shape.rows_sql(events, policy)
+    if file_format in ("csv", "quepid") and not raw:
+        rows = _guarded(rows, shape)
     sql = _format_sql(shape, file_format).format(rows=rows)
     options = AS_CSV if file_format in ("csv", "quepid") else AS_IS
-    head, tail = _framing(project, shape, file_format)
+    head, tail = _framing(project, shape, file_format, policy)
     filename = f"{project.slug}-{dataset}.{EXTENSIONS.get(file_format, file_format)}"
     return Export(filename, CONTENT_TYPES[file_format], _framed(head, sql, options, tail))
+
+
+def _guarded(rows: str, shape: _Dataset) -> str:
+    """The rows with their text cells made safe for spreadsheets (see the module doc)."""
+    columns = [
+        f"{SAFE_CELL.format('g.' + name)} AS {name}" if name in TEXT_COLUMNS else f"g.{name}"
+        for name in (*shape.columns, *shape.hidden)
+    ]
+    return f"SELECT {', '.join(columns)} FROM ({rows}) g"
 
 
 def _framed(head: bytes, sql: str, options: str, tail: bytes) -> Iterator[bytes]:
@@ -181,10 +223,10 @@ def _format_sql(shape: _Dataset, file_format: str) -> str:
         "jsonl": f"SELECT row_to_json(j)::text FROM (SELECT {columns} FROM ({{rows}}) r "
         f"ORDER BY {shape.order}) j",
         "csv": f"SELECT {columns} FROM ({{rows}}) r ORDER BY {shape.order}",
-        "qrels": f"SELECT r.query_id || ' 0 ' || r.document || ' ' || {grade} {pairs} "
+        "qrels": f"SELECT r.qid || ' 0 ' || r.document || ' ' || {grade} {pairs} "
         f"ORDER BY {shape.order}",
         "quepid": f"SELECT r.query, r.document, {grade} {pairs} ORDER BY {shape.order}",
-        "ltr": f"SELECT {grade} || ' qid:' || r.query_id || ' # ' || r.document || ' ' || "
+        "ltr": f"SELECT {grade} || ' qid:' || r.qid || ' # ' || r.document || ' ' || "
         f"translate(r.query, E'\\n\\r\\t', '   ') {pairs} ORDER BY {shape.order}",
         # A comma before every group but the first makes the lines one JSON list.
         "rre": "SELECT CASE WHEN row_number() OVER (ORDER BY r.query_id) > 1 THEN ',' "
@@ -194,18 +236,30 @@ def _format_sql(shape: _Dataset, file_format: str) -> str:
         f"json_object_agg(r.document, json_build_object('gain', {grade}) ORDER BY {shape.order})"
         f")::text {pairs} "
         "GROUP BY r.query_id, r.query ORDER BY r.query_id",
+        "opensearch": "SELECT CASE WHEN row_number() OVER (ORDER BY r.query_id) > 1 THEN ',' "
+        "ELSE '' END || json_build_object('query', r.query, 'ratings', json_agg("
+        f"json_build_object('docId', r.document, 'rating', to_char({grade}, 'FM9999990.000')) "
+        f"ORDER BY {shape.order}))::text {pairs} GROUP BY r.query_id, r.query ORDER BY r.query_id",
     }[file_format]
 
 
-def _framing(project: Project, shape: _Dataset, file_format: str) -> tuple[bytes, bytes]:
+def _framing(project, shape: _Dataset, file_format: str, policy: str) -> tuple[bytes, bytes]:
     """What comes before and after the rows: a header line or a JSON envelope."""
     if file_format == "csv":
         return ",".join(shape.columns).encode() + b"\n", b""
     if file_format == "quepid":
         return b"query,docid,rating\n", b""
     if file_format == "rre":
-        index = json.dumps(project.slug)
-        return f'{{"index": {index}, "id_field": "id", "query_groups": [\n'.encode(), b"]}\n"
+        index, ratings = json.dumps(project.slug), json.dumps(f"{policy} consensus")
+        head = f'{{"index": {index}, "id_field": "id", "ratings": {ratings}, "query_groups": [\n'
+        return head.encode(), b"]}\n"
+    if file_format == "opensearch":
+        head = {
+            "name": f"{project.name} ({policy} consensus)",
+            "description": f"Exported from Relevance Judge ({project.slug}), {policy} consensus.",
+            "type": "IMPORT_JUDGMENT",
+        }
+        return json.dumps(head)[:-1].encode() + b', "judgmentRatings": [\n', b"]}\n"
     return b"", b""
 
 
@@ -214,10 +268,11 @@ def result_list_export(*, result_list: ResultList) -> Export:
     hits = Hit.objects.filter(result_list=result_list).order_by()
     tag = _literal("_".join(result_list.name.split()) or f"run{result_list.pk}")
     sql = f"""
-        SELECT r.query_id || ' Q0 ' || d.external_id || ' ' || r.rank || ' '
+        SELECT {QID} || ' Q0 ' || d.external_id || ' ' || r.rank || ' '
                || COALESCE(r.score, -r.rank) || ' ' || {tag}
         FROM ({sql_of(hits.values("query_id", "document_id", "rank", "score"))}) r
         JOIN judgements_document d ON d.id = r.document_id
+        JOIN judgements_query q ON q.id = r.query_id
         ORDER BY r.query_id, r.rank"""
     filename = f"{result_list.project.slug}-{'_'.join(result_list.name.split())}.run"
     return Export(filename, CONTENT_TYPES["trec"], piped_copy(sql, AS_IS))

@@ -4,11 +4,13 @@ from django import forms
 from django.contrib.auth.models import User
 from django.db.models import Q
 
+from config.ids import IdField
 from judgements.models import Document, Judgement, Project, Query
 from judgements.roles import Role
 
 CANT_TELL = "cant_tell"
 MAX_QUERY_CHOICES = 300
+# The largest id PostgreSQL's bigint holds: a larger one is a bad post, not a lookup.
 
 
 def answer_choices(project: Project) -> list[tuple[str, str]]:
@@ -26,8 +28,8 @@ def parse_answer(value: str) -> tuple[str, int | None]:
 class AnswerForm(forms.Form):
     """One answer to one pair: a grade on the project's scale or "can't tell", and a note."""
 
-    query = forms.IntegerField(widget=forms.HiddenInput)
-    document = forms.IntegerField(widget=forms.HiddenInput)
+    query = IdField(widget=forms.HiddenInput)
+    document = IdField(widget=forms.HiddenInput)
     answer = forms.ChoiceField()
     note = forms.CharField(required=False, max_length=2000, strip=True)
 
@@ -73,8 +75,28 @@ class AnswerForm(forms.Form):
 class PairForm(forms.Form):
     """A pair to skip or to look up: the query and document ids, as posted."""
 
-    query = forms.IntegerField(min_value=1)
-    document = forms.IntegerField(min_value=1)
+    query = IdField()
+    document = IdField()
+
+    def pair(self) -> dict[str, int]:
+        """The pair as ``query_id`` and ``document_id`` keyword arguments."""
+        return {
+            "query_id": self.cleaned_data["query"],
+            "document_id": self.cleaned_data["document"],
+        }
+
+    def error_text(self) -> str:
+        return " ".join(
+            f"{self.fields[name].label or name}: {error}"
+            for name, errors in self.errors.items()
+            for error in errors
+        )
+
+
+class LeaseForm(PairForm):
+    """The pair a rating page showed and its lease's end, which names that lease."""
+
+    lease = forms.DateTimeField()
 
 
 class BulkFilterForm(forms.Form):

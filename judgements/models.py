@@ -57,6 +57,20 @@ class Unjudged(models.TextChoices):
     REMOVE = "remove", "drop from the ranking"
 
 
+class NegativeGrades(models.TextChoices):
+    """What a negative grade does to NDCG: see metrics/core/ndcg.py."""
+
+    ZERO = "zero", "count as 0 (trec_eval)"
+    PENALISE = "penalise", "penalise (min-max between the worst and the best ordering)"
+
+
+class MeanOver(models.TextChoices):
+    """Which queries a mean over queries counts."""
+
+    JUDGED = "judged", "queries with a judgement (trec_eval)"
+    ALL = "all", "all queries, unjudged ones as 0 (trec_eval -c)"
+
+
 class Consensus(models.TextChoices):
     """How a pair's current grades become one grade: see metrics/core/consensus.py."""
 
@@ -111,6 +125,12 @@ class Project(models.Model):
         "unjudged hits", max_length=16, choices=Unjudged, default=Unjudged.ZERO
     )
     consensus = models.CharField(max_length=16, choices=Consensus, default=Consensus.MEAN)
+    metric_negative = models.CharField(
+        "negative grades", max_length=16, choices=NegativeGrades, default=NegativeGrades.ZERO
+    )
+    metric_mean_over = models.CharField(
+        "mean over", max_length=16, choices=MeanOver, default=MeanOver.JUDGED
+    )
     raters = models.ManyToManyField(
         settings.AUTH_USER_MODEL,
         blank=True,
@@ -257,9 +277,12 @@ def _grades_use(count: int) -> str:
 class Query(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="queries")
     text = models.CharField(max_length=500)
+    # db_default too: bulk loads write queries with COPY and name only their own columns.
     external_id = models.CharField(
         max_length=200,
         blank=True,
+        default="",
+        db_default="",
         help_text="The team's own query id (a TREC qid), unique in the project when given.",
     )
     description = models.TextField(blank=True, help_text="The information need, for raters.")
@@ -387,6 +410,12 @@ class Judgement(models.Model):
     import_id = models.UUIDField(
         null=True, blank=True, help_text="The import that brought this event in, if any."
     )
+    source_event_id = models.CharField(
+        max_length=200,
+        blank=True,
+        db_default="",
+        help_text="The event's id in the file it was imported from; imported once per project.",
+    )
 
     objects = JudgementQuerySet.as_manager()
 
@@ -413,6 +442,11 @@ class Judgement(models.Model):
                 name="judgement_latest_idx",
             ),
             models.Index(fields=["rater", "-created_at"], name="judgement_rater_idx"),
+            models.Index(
+                fields=["source_event_id"],
+                condition=~models.Q(source_event_id=""),
+                name="judgement_source_event_idx",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -774,3 +808,32 @@ class JobUpload(models.Model):
 
     def __str__(self) -> str:
         return f"{self.job_id} {self.part} #{self.number}"
+
+
+class QueueSkip(models.Model):
+    """A rater's "judge later" on one pair: one row per press of Skip, never changed.
+
+    The queue offers a pair its rater skipped only once no other pair is left for them,
+    the pair skipped longest ago first; analysts read how often each rater skips.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    # queue_skip_pair_idx leads with query.
+    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="+", db_index=False)
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    # queue_skip_rater_idx leads with rater.
+    rater = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    skipped_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [
+            # The queue asks, per candidate pair, whether this rater skipped it.
+            models.Index(fields=["query", "document", "rater"], name="queue_skip_pair_idx"),
+            # The back of a rater's queue, and each rater's count of skips.
+            models.Index(fields=["rater", "project", "skipped_at"], name="queue_skip_rater_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rater} skipped {self.query_id}/{self.document_id} at {self.skipped_at}"

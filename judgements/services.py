@@ -1,32 +1,42 @@
 """Writes that span more than one check or row: recording grades, loading data."""
 
 import datetime as dt
-import io
 import itertools
-import uuid
-from collections.abc import Iterable
 from contextlib import nullcontext
-from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
 from django.contrib.auth.models import Group, User
 from django.core.exceptions import ValidationError
-from django.db import DataError, IntegrityError, connection, transaction
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from judgements import bulk, importers, loadgen, queue
-from judgements.importers import (
-    DocumentRow,
-    ErrorLog,
-    ImportRejected,
-    LineError,
-    RunInfo,
-    Vocabulary,
+from judgements import bulk, loadgen, queue
+
+# The import services live in judgements.imports; these names stay importable here.
+from judgements.imports import (  # noqa: F401
+    ImportResult,
+    _copy_value,
+    _Staging,
+    document_import,
+    import_rater,
+    judgement_import,
+    query_import,
+    result_list_import,
 )
 from judgements.loadgen import LoadPlan
-from judgements.models import Document, Hit, Judgement, Project, Query, ResultList
+from judgements.models import (
+    Document,
+    Hit,
+    Judgement,
+    PairGrade,
+    Project,
+    Query,
+    QueuePair,
+    RankedHits,
+    ResultList,
+)
 from judgements.roles import Role, can_rate
 from metrics.services import metrics_schedule_refresh
 
@@ -90,15 +100,19 @@ def generated_project_create(*, plan: LoadPlan, slug: str, progress=None) -> Pro
     # Rebuilding indexes pays off only when the new rows outnumber the old ones.
     hit_count = plan.queries * plan.hits_per_query * plan.result_lists
     large = hit_count >= bulk.estimated_rows(Hit)
-    with bulk.indexes_deferred(Query, Document, Hit, Judgement) if large else nullcontext():
+    with bulk.indexes_deferred(Query, Document, Hit) if large else nullcontext():
         query_ids = _generated_queries(project, plan)
         document_ids = _generated_documents(project, plan)
         say(f"{plan.queries} queries and {plan.documents} documents")
         _generated_hits(project, plan, ranked, query_ids, document_ids)
-        say(f"{ranked.size} hits in {plan.result_lists} result lists")
-        events = loadgen.judgement_events(rng, plan, grades, ranked)
-        _generated_judgements(plan, events, query_ids, document_ids, rater_ids)
-        say(f"{plan.judgements} judgement events from {plan.raters} raters; indexing")
+        say(f"{ranked.size} hits in {plan.result_lists} result lists; indexing")
+    # The triggers on judgements join the new pairs with the pool and the earlier
+    # grades: judgements go in with every index in place, and with statistics that
+    # know the rows just written (planned as empty tables, 50k judgements took hours).
+    bulk.analyze(Query, Document, Hit, Judgement, QueuePair, PairGrade, RankedHits)
+    events = loadgen.judgement_events(rng, plan, grades, ranked)
+    _generated_judgements(plan, events, query_ids, document_ids, rater_ids)
+    say(f"{plan.judgements} judgement events from {plan.raters} raters")
     return project
 
 
@@ -128,8 +142,7 @@ def _generated_queries(project: Project, plan: LoadPlan) -> np.ndarray:
             "id": ids,
             "project_id": np.full(plan.queries, project.pk),
             "text": np.char.add("synthetic query ", numbers),
-            # As migration 0010 gave queries stored before external ids: their own id.
-            "external_id": ids,
+            "external_id": np.full(plan.queries, ""),
             "description": np.full(plan.queries, ""),
             "created_at": np.full(plan.queries, project.created_at.isoformat()),
         },
@@ -322,6 +335,10 @@ def _demo_judgements(specs, queries, documents) -> int:
 DUPLICATE_WINDOW = dt.timedelta(seconds=1)
 
 
+class PairComplete(ValidationError):
+    """The pair already has the grades it needs from other raters (see queue.pair_has_room)."""
+
+
 @transaction.atomic
 def judgement_submit(
     *,
@@ -342,6 +359,10 @@ def judgement_submit(
     pages), the same answer to the same pair again within ``DUPLICATE_WINDOW`` returns
     the first event instead of a second one; API clients get an event per post and
     read the log to avoid repeats. The rater's lease on the pair is released.
+
+    A new answer to a pair that already has its ``judges_per_pair`` grades from other
+    raters (the queue's rule, leases included) is refused with ``PairComplete``; a
+    rater may always change their own answer, and retract it.
     """
     _check_rating_allowed(rater, project, query, document)
     if deduplicate:
@@ -355,6 +376,13 @@ def judgement_submit(
             and timezone.now() - newest.created_at < DUPLICATE_WINDOW
         ):
             return newest, False
+    if kind != Judgement.Kind.RETRACT and not queue.pair_has_room(
+        rater=rater, project=project, query_id=query.pk, document_id=document.pk
+    ):
+        raise PairComplete(
+            f"This pair already has the {project.judges_per_pair} grade(s) it needs from "
+            "other raters; ask for the next pair."
+        )
     judgement = judgement_record(
         rater=rater,
         query=query,
@@ -440,370 +468,3 @@ def judgement_bulk_submit(
         judgement_record(rater=rater, query=query, document=document, kind=kind, grade=grade)
         written += 1
     return written
-
-
-# Imports. A parser (judgements.importers) turns an upload into rows and
-# line-numbered errors. Rows are written in batches as they come; the first error
-# stops the writing while parsing goes on, to report every error at once; raising
-# ImportRejected at the end rolls back what was written. So an import is all or
-# nothing, and memory stays flat for a file of any length.
-
-IMPORT_BATCH = 20_000
-_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
-
-
-@dataclass(frozen=True)
-class ImportResult:
-    rows: int
-    created: int
-    updated: int = 0
-    import_id: uuid.UUID | None = None
-    rater: str = ""
-    result_list: ResultList | None = None
-
-
-@transaction.atomic
-def query_import(*, project: Project, upload: Iterable[bytes], file_format: str) -> ImportResult:
-    """Add the queries of a CSV or JSON upload; queries the project has are left as they are.
-
-    Raises ``ImportRejected`` listing every error by line, and writes nothing, if any
-    row is bad.
-    """
-    known = set(project.queries.values_list("text", flat=True))
-    created = 0
-
-    def write(rows) -> None:
-        nonlocal created
-        new = [Query(project=project, text=row.text, description=row.description) for row in rows]
-        created += len(Query.objects.bulk_create([q for q in new if q.text not in known]))
-
-    rows = _import_rows(importers.QUERY_FORMATS[file_format](upload), write)
-    return ImportResult(rows=rows, created=created)
-
-
-@transaction.atomic
-def document_import(*, project: Project, upload: Iterable[bytes]) -> ImportResult:
-    """Add or update (by external id) the documents of a JSON Lines upload; all or nothing."""
-    created = 0
-
-    def write(rows) -> None:
-        nonlocal created
-        ids = [row.external_id for row in rows]
-        existing = project.documents.filter(external_id__in=ids)
-        known = set(existing.values_list("external_id", flat=True))
-        created += len(ids) - len(known)
-        Document.objects.bulk_create(
-            [_document(project, row) for row in rows],
-            update_conflicts=True,
-            unique_fields=["project", "external_id"],
-            update_fields=["title", "url", "snippet", "image_url", "fields"],
-        )
-
-    rows = _import_rows(importers.documents_jsonl(upload), write)
-    return ImportResult(rows=rows, created=created, updated=rows - created)
-
-
-def _document(project: Project, row: DocumentRow) -> Document:
-    return Document(
-        project=project,
-        external_id=row.external_id,
-        title=row.title,
-        url=row.url,
-        snippet=row.snippet,
-        image_url=row.image_url,
-        fields=row.fields or {},
-    )
-
-
-@transaction.atomic
-def result_list_import(
-    *,
-    project: Project,
-    upload: Iterable[bytes],
-    file_format: str,
-    uploaded_by=None,
-    name: str = "",
-    engine: str = "",
-    captured_at: datetime | None = None,
-    query_map: Iterable[bytes] | None = None,
-) -> ImportResult:
-    """Create a result list from a TREC run or JSON upload; all or nothing.
-
-    Name, engine and capture time come from the arguments, else from the file (the
-    TREC tag; the JSON's fields), else the time is now. Documents the project lacks
-    are created from the hit (TREC: the id alone). ``query_map`` is a queries CSV
-    with ``id,text`` that says which query each TREC qid is.
-    """
-    vocabulary = _vocabulary(project, query_map=query_map, documents=True)
-    writer = _HitWriter(project, vocabulary, RunInfo(name, engine, captured_at), uploaded_by)
-    parsed = importers.RESULT_LIST_FORMATS[file_format](upload, vocabulary)
-    rows = _import_rows(writer.take_info(parsed), writer.write)
-    if writer.result_list is None:
-        raise ImportRejected([LineError(None, None, "The file has no hits.")], 1)
-    writer.staging.insert()
-    metrics_schedule_refresh(project_id=project.pk, query_ids=sorted(writer.query_ids))
-    return ImportResult(rows=rows, created=rows, result_list=writer.result_list)
-
-
-class _HitWriter:
-    def __init__(self, project, vocabulary, given: RunInfo, uploaded_by):
-        self.project, self.vocabulary, self.uploaded_by = project, vocabulary, uploaded_by
-        self.given, self.found, self.result_list, self.query_ids = given, RunInfo(), None, set()
-        self.staging = _Staging(Hit, HIT_COLUMNS, order="query_id, rank")
-
-    def take_info(self, items):
-        for item in items:
-            if isinstance(item, RunInfo):
-                self.found = item
-            else:
-                yield item
-
-    def write(self, rows) -> None:
-        if self.result_list is None:
-            self.result_list = self._create()
-        self._add_documents(rows)
-        documents = self.vocabulary.documents
-        self.query_ids.update(row.query_id for row in rows)
-        run = self.result_list.pk
-        self.staging.copy(
-            f"{run}\t{row.query_id}\t{documents[row.external_id]}\t{row.rank}\t"
-            f"{_copy_value(row.score)}\n"
-            for row in rows
-        )
-
-    def _create(self) -> ResultList:
-        name, engine = self.given.name or self.found.name, self.given.engine or self.found.engine
-        if not name or len(name) > 200:
-            message = "The result list needs a name of at most 200 characters."
-            raise ImportRejected([LineError(None, "name", message)], 1)
-        if self.project.result_lists.filter(name=name).exists():
-            message = f'The project has a result list named "{name}" already.'
-            raise ImportRejected([LineError(None, "name", message)], 1)
-        return ResultList.objects.create(
-            project=self.project,
-            name=name,
-            engine=engine[:200],
-            captured_at=self.given.captured_at or self.found.captured_at or timezone.now(),
-            created_by=self.uploaded_by,
-        )
-
-    def _add_documents(self, rows) -> None:
-        missing = {}
-        for row in rows:
-            if row.external_id not in self.vocabulary.documents:
-                details = row.document or DocumentRow(row.line, row.external_id)
-                missing.setdefault(row.external_id, _document(self.project, details))
-        for document in Document.objects.bulk_create(list(missing.values())):
-            self.vocabulary.documents[document.external_id] = document.pk
-
-
-@transaction.atomic
-def judgement_import(
-    *,
-    project: Project,
-    upload: Iterable[bytes],
-    file_format: str,
-    uploaded_by,
-    query_map: Iterable[bytes] | None = None,
-) -> ImportResult:
-    """Append the judgements of an upload as events with ``source=import``; all or nothing.
-
-    All rows share one new ``import_id``. Quepid, qrels, RRE and LTR files carry one
-    grade per pair and no rater: their events go to the project's import rater (see
-    ``import_rater``), with a note naming the format and ``uploaded_by``. Event files
-    (``jsonl``, ``csv``) name their raters and times and keep them.
-    """
-    pairs = file_format in importers.PAIR_FORMATS
-    vocabulary = _vocabulary(project, query_map=query_map, documents=True, raters=not pairs)
-    rater = import_rater(project) if pairs else None
-    uploader = uploaded_by.get_username() if uploaded_by else "a management command"
-    note = f"Imported from {file_format} by {uploader}" if pairs else ""
-    writer = _JudgementWriter(rater.pk if rater else None, note)
-    rows = _import_rows(importers.JUDGEMENT_FORMATS[file_format](upload, vocabulary), writer.write)
-    writer.staging.insert()
-    metrics_schedule_refresh(project_id=project.pk, query_ids=sorted(writer.query_ids))
-    rater_name = rater.get_username() if rater else ""
-    return ImportResult(rows=rows, created=rows, import_id=writer.import_id, rater=rater_name)
-
-
-class _JudgementWriter:
-    def __init__(self, rater_id: int | None, note: str):
-        self.rater_id, self.note, self.query_ids = rater_id, note, set()
-        self.import_id, self.now = uuid.uuid4(), timezone.now()
-        self.staging = _Staging(Judgement, JUDGEMENT_COLUMNS, order="query_id, document_id")
-
-    def write(self, rows) -> None:
-        self.query_ids.update(row.query_id for row in rows)
-        # Formatting in Python is the slow part of an import: what every row shares
-        # is formatted once per batch.
-        fixed = f"{Judgement.Source.IMPORT.value}\t{self.import_id}\n"
-        note, now = _copy_value(self.note), _copy_value(self.now)
-        self.staging.copy(
-            f"{row.query_id}\t{row.document_id}\t{row.rater_id or self.rater_id}\t{row.kind}\t"
-            f"{_copy_value(row.grade)}\t{_copy_value(row.note) if row.note else note}\t"
-            f"{_copy_value(row.created_at) if row.created_at else now}\t{fixed}"
-            for row in rows
-        )
-
-
-def import_rater(project: Project) -> User:
-    """The user that imported judgements without a rater of their own are recorded under.
-
-    One per project, so that an import counts as one more rater of each pair it grades
-    (a second import of the same tool's grades replaces the first as that rater's
-    current grades). It cannot log in and holds no role.
-    """
-    user, created = User.objects.get_or_create(
-        username=f"import.{project.slug}",
-        defaults={"first_name": "Imported", "last_name": project.name[:150], "is_active": False},
-    )
-    if created:
-        user.set_unusable_password()
-        user.save(update_fields=["password"])
-    return user
-
-
-def _vocabulary(project, *, query_map=None, documents=False, raters=False) -> Vocabulary:
-    queries = dict(project.queries.values_list("text", "id"))
-    qids = {str(pk): pk for pk in queries.values()}
-    if query_map is not None:
-        qids = {key: queries[text] for key, text in _query_keys(query_map) if text in queries}
-    return Vocabulary(
-        grades=frozenset(project.grade_values),
-        queries=queries,
-        qids=qids,
-        documents=dict(project.documents.values_list("external_id", "id")) if documents else {},
-        raters=dict(User.objects.values_list("username", "id")) if raters else {},
-    )
-
-
-def _query_keys(upload: Iterable[bytes]) -> list[tuple[str, str]]:
-    """(id, text) pairs of a queries CSV that maps a TREC file's qids to queries."""
-    errors, keys = ErrorLog(), []
-    for item in importers.queries_csv(upload):
-        if isinstance(item, LineError):
-            errors.add(item._replace(message=f"In the queries file: {item.message}"))
-        elif item.key:
-            keys.append((item.key, item.text))
-    errors.raise_if_any()
-    return keys
-
-
-def _import_rows(items, write, *, batch: int = IMPORT_BATCH) -> int:
-    """Hand rows to ``write`` in batches until an error shows; return how many rows came."""
-    errors, rows, count, refused = ErrorLog(), [], 0, None
-    for item in items:
-        if isinstance(item, LineError):
-            errors.add(item)
-            continue
-        count += 1
-        if not errors and refused is None:
-            rows.append(item)
-            if len(rows) >= batch:
-                refused, rows = _write_batch(write, rows), []
-    if not errors and refused is None and rows:
-        refused = _write_batch(write, rows)
-    errors.raise_if_any()
-    if refused is not None:
-        raise ImportRejected([LineError(None, None, f"The database refused a row: {refused}")], 1)
-    return count
-
-
-def _write_batch(write, rows) -> str | None:
-    """Write one batch; a constraint violation ends the writing, not the parsing.
-
-    A repeated row breaks a unique constraint before the parser, which reports repeats
-    at the end of the file, can name its line; the savepoint lets parsing go on to
-    that report. Returns the database's message if the batch was refused.
-    """
-    try:
-        with transaction.atomic():
-            write(rows)
-    except (IntegrityError, DataError) as error:
-        return str(error).splitlines()[0]
-    return None
-
-
-JUDGEMENT_COLUMNS = {
-    "query_id": "bigint",
-    "document_id": "bigint",
-    "rater_id": "integer",
-    "kind": "varchar(16)",
-    "grade": "smallint",
-    "note": "text",
-    "created_at": "timestamptz",
-    "source": "varchar(16)",
-    "import_id": "uuid",
-}
-HIT_COLUMNS = {
-    "result_list_id": "bigint",
-    "query_id": "bigint",
-    "document_id": "bigint",
-    "rank": "integer",
-    "score": "double precision",
-}
-
-
-class _Staging:
-    """Rows COPY'd batch by batch into a temporary table, then written in one INSERT.
-
-    The rating queue's triggers (migration 0004) lock the pool rows that a statement
-    touches, in a fixed order. One INSERT for the whole import keeps to that order,
-    where many batches, each locking its own rows, could deadlock against raters
-    grading at the same time. The table is dropped when the transaction ends.
-    """
-
-    def __init__(self, model, columns: dict[str, str], *, order: str):
-        self.model, self.columns, self.order = model, columns, order
-        self.table = f"import_{uuid.uuid4().hex}"
-        self.empty = True
-
-    def copy(self, lines: Iterable[str]) -> None:
-        """Append rows given as lines of COPY's text format (see ``_copy_value``)."""
-        with connection.cursor() as cursor:
-            if self.empty:
-                definition = ", ".join(f"{name} {kind}" for name, kind in self.columns.items())
-                cursor.execute(f"CREATE TEMP TABLE {self.table} ({definition}) ON COMMIT DROP")
-                self.empty = False
-            text = io.StringIO("".join(lines))
-            cursor.cursor.copy_expert(f"COPY {self.table} FROM STDIN", text)
-
-    def insert(self) -> None:
-        if self.empty:
-            return
-        names = ", ".join(self.columns)
-        with connection.cursor() as cursor:
-            # Checking each row's foreign keys at commit costs more than the rest of the
-            # import; every id was resolved in this transaction, and locking the rows
-            # they point to (below) keeps them from being deleted until it commits.
-            skipped = bulk.skip_foreign_key_checks()
-            cursor.execute(
-                f"INSERT INTO {self.model._meta.db_table} ({names}) "
-                f"SELECT {names} FROM {self.table} ORDER BY {self.order}"
-            )
-            if skipped:
-                cursor.execute("SET LOCAL session_replication_role = origin")
-                self._lock_referenced_rows(cursor)
-
-    def _lock_referenced_rows(self, cursor) -> None:
-        keys = [key for key in self.model._meta.fields if key.many_to_one]
-        keys = [key for key in keys if key.column in self.columns]
-        for column, parent in ((key.column, key.related_model) for key in keys):
-            cursor.execute(
-                f"SELECT (SELECT count(DISTINCT {column}) FROM {self.table}),"
-                f" (SELECT count(*) FROM (SELECT FROM {parent._meta.db_table}"
-                f"  WHERE id IN (SELECT {column} FROM {self.table}) FOR KEY SHARE) locked)"
-            )
-            wanted, locked = cursor.fetchone()
-            if locked != wanted:
-                message = f"A {parent._meta.verbose_name} was deleted during the import."
-                raise ImportRejected([LineError(None, None, message)], 1)
-
-
-def _copy_value(value) -> str:
-    """A value in COPY's text format: \\N for NULL, tabs and line ends escaped."""
-    if value is None:
-        return "\\N"
-    if isinstance(value, datetime):
-        return value.isoformat()
-    return str(value).translate(_COPY_ESCAPES) if isinstance(value, str) else str(value)

@@ -7,6 +7,7 @@ from judgements.workspace import views as workspace
 app_name = "judgements"
 urlpatterns = [
     path("", views.home, name="home"),
+    path("start/", views.start, name="start"),
     # Analyst pages live under projects/; the rater's pages under rate/.
     path("projects/new/", workspace.project_new, name="project_new"),
     path("projects/guidelines-preview/", workspace.guidelines_preview, name="guidelines_preview"),
@@ -16,7 +17,7 @@ urlpatterns = [
     path("projects/<slug:slug>/uploads/", workspace.uploads, name="uploads"),
     path("projects/<slug:slug>/uploads/<str:kind>/", workspace.upload, name="upload"),
     path(
-        "projects/<slug:slug>/result-lists/<int:pk>/delete/",
+        "projects/<slug:slug>/result-lists/<id:pk>/delete/",
         workspace.result_list_delete,
         name="result_list_delete",
     ),
@@ -40,5 +41,6 @@ urlpatterns = [
     path("rate/<slug:slug>/answer/", views.rate_answer, name="rate_answer"),
     path("rate/<slug:slug>/skip/", views.rate_skip, name="rate_skip"),
     path("rate/<slug:slug>/undo/", views.rate_undo, name="rate_undo"),
+    path("rate/<slug:slug>/release/", views.rate_release, name="rate_release"),
     path("rate/<slug:slug>/mine/", views.my_judgements, name="my_judgements"),
 ]

@@ -4,27 +4,31 @@ Every parameter a page did not receive takes the project's default, so that
 ``?k=5`` changes k alone and a bare URL shows the project's own metric.
 """
 
+import datetime as dt
 from urllib.parse import urlencode
 
 from django import forms
 
+from config.ids import IdField
 from metrics import registry
-from metrics.dashboards.labels import (
-    CONSENSUS_LABELS,
-    DEPTH_LABELS,
-    DISCOUNT_LABELS,
-    GAIN_LABELS,
-    IDEAL_LABELS,
-    UNJUDGED_LABELS,
-)
+from metrics.dashboards.labels import CONSENSUS_LABELS, PARAMETER_LABELS
 from metrics.registry import MetricSpec, project_spec
 
-SPEC_FIELDS = ("k", "gain", "discount", "ideal", "ideal_depth", "unjudged", "consensus")
+# Every parameter of the metric, in MetricSpec's order: a new one needs only a label.
+SPEC_FIELDS = MetricSpec.field_names()
 MAX_K = 1000
 
 
 def _choices(values: tuple[str, ...], labels: dict[str, str]) -> list[tuple[str, str]]:
-    return [(value, labels[value]) for value in values]
+    return [(value, labels.get(value, value)) for value in values]
+
+
+def utc(moment: dt.datetime | None) -> dt.datetime | None:
+    """``moment`` in UTC: PostgreSQL refuses offsets beyond 15:59 that Python accepts."""
+    try:
+        return moment.astimezone(dt.UTC) if moment else moment
+    except OverflowError:
+        raise forms.ValidationError("This moment is out of range.") from None
 
 
 class ProjectDefaultsForm(forms.Form):
@@ -45,6 +49,9 @@ class ProjectDefaultsForm(forms.Form):
             for name, value in project_spec(project).as_dict().items()
         }
         super().__init__({**defaults, **self.submitted}, **kwargs)
+
+    def clean_as_of(self):
+        return utc(self.cleaned_data["as_of"])
 
     @property
     def moment(self):
@@ -76,21 +83,32 @@ class RatersForm(ProjectDefaultsForm):
         ]
 
 
-class MetricForm(ProjectDefaultsForm):
-    k = forms.IntegerField(
+def _k_field() -> forms.IntegerField:
+    return forms.IntegerField(
         required=False,
         min_value=1,
         max_value=MAX_K,
         label="k",
         help_text="Rank cut-off; empty: the whole list.",
     )
-    gain = forms.ChoiceField(choices=_choices(registry.GAINS, GAIN_LABELS))
-    discount = forms.ChoiceField(choices=_choices(registry.DISCOUNTS, DISCOUNT_LABELS))
-    ideal = forms.ChoiceField(choices=_choices(registry.IDEALS, IDEAL_LABELS))
-    ideal_depth = forms.ChoiceField(choices=_choices(registry.IDEAL_DEPTHS, DEPTH_LABELS))
-    unjudged = forms.ChoiceField(choices=_choices(registry.UNJUDGED, UNJUDGED_LABELS))
-    consensus = forms.ChoiceField(choices=_choices(registry.CONSENSUS, CONSENSUS_LABELS))
 
+
+def _spec_fields() -> dict[str, forms.Field]:
+    """A form field for every parameter of MetricSpec: k, then one choice per choice."""
+    fields: dict[str, forms.Field] = {"k": _k_field()}
+    for name, values in MetricSpec._choices().items():
+        label, words = PARAMETER_LABELS[name]
+        fields[name] = forms.ChoiceField(choices=_choices(values, words), label=label)
+    return fields
+
+
+# The metaclass turns the generated fields into declared fields, as if written out.
+MetricFields = type(ProjectDefaultsForm)(
+    "MetricFields", (ProjectDefaultsForm,), {"__module__": __name__, **_spec_fields()}
+)
+
+
+class MetricForm(MetricFields):
     field_order = [*SPEC_FIELDS, "as_of"]
 
     def clean(self):
@@ -169,11 +187,45 @@ class CompareForm(MetricForm):
         return cleaned
 
 
+class GateForm(CompareForm):
+    """The comparison, and the largest fall of the mean that still passes (the API's gate)."""
+
+    max_drop = forms.FloatField(
+        required=False,
+        min_value=0,
+        help_text="Fail when B's mean is lower than A's by more than this (e.g. 0.01); "
+        "empty: no verdict.",
+    )
+
+
+class SeriesForm(MetricForm):
+    """Which stored series (the metric's name), the points' time range and the format."""
+
+    as_of = forms.DateTimeField(
+        required=False, help_text="UTC. Only points as of this moment or earlier; empty: all."
+    )
+    since = forms.DateTimeField(
+        required=False, help_text="UTC. Only points as of this moment or later; empty: all."
+    )
+    format = forms.ChoiceField(
+        required=False, choices=[("json", "JSON"), ("csv", "CSV")], help_text="Default: json."
+    )
+
+    def clean_since(self):
+        return utc(self.cleaned_data["since"])
+
+
+class UnjudgedForm(ProjectDefaultsForm):
+    k = _k_field()
+
+    field_order = ["k", "as_of"]
+
+
 class GradeRequestForm(forms.Form):
     """Which disputed pairs to send back to the queue: one (query and document) or all."""
 
-    query = forms.IntegerField(required=False, min_value=1)
-    document = forms.IntegerField(required=False, min_value=1)
+    query = IdField(required=False)
+    document = IdField(required=False)
     all = forms.BooleanField(required=False)
 
     def clean(self):

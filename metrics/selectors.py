@@ -193,6 +193,29 @@ def logged_pair_grades(
     )
 
 
+# The queries with a current grade, from the trigger-kept judgements_querygrades when it
+# holds the state as of %(as_of)s (the first column says whether it does).
+JUDGED_QUERIES_SQL = f"""
+SELECT ({CURRENT_SQL}),
+       string_agg(int8send(grades.query_id), ''::bytea ORDER BY grades.query_id)
+FROM judgements_querygrades grades
+JOIN judgements_query query ON query.id = grades.query_id
+WHERE query.project_id = %(project)s AND grades.judged > 0
+"""
+
+
+def judged_query_ids(project_id: int, *, as_of: datetime) -> np.ndarray:
+    """Sorted ids of the project's queries with at least one current grade as of
+    ``as_of``: the queries a mean over judged queries counts, and the queries of an
+    exported qrels file. Read from ``judgements_querygrades`` when it holds as of
+    ``as_of``, else replayed from the log."""
+    current, column = copy_row(JUDGED_QUERIES_SQL, {"project": project_id, "as_of": as_of})
+    if current is not None and bytes(current) == b"\x01":
+        return unpacked(column, ">i8").astype(np.int64)
+    pairs = logged_pair_grades(project_id, as_of=as_of, policy="mean")
+    return np.unique(pairs.query_ids).astype(np.int64)
+
+
 @dataclass(frozen=True)
 class RankedDocuments:
     """A result list's documents, query after query (in id order), each in rank order."""

@@ -14,9 +14,9 @@ urlpatterns = [
         views.raters_request_grades,
         name="raters_request_grades",
     ),
-    path("<slug:slug>/<int:result_list_id>/queries/", views.queries, name="queries"),
+    path("<slug:slug>/<id:result_list_id>/queries/", views.queries, name="queries"),
     path(
-        "<slug:slug>/<int:result_list_id>/queries/<int:query_id>/",
+        "<slug:slug>/<id:result_list_id>/queries/<id:query_id>/",
         views.query_detail,
         name="query",
     ),

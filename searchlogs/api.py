@@ -16,6 +16,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.ids import ApiIdField
 from judgements.api.access import IsAnalyst
 from judgements.api.catalogue import validated
 from judgements.api.projects import JOB_ACCEPTED, job_accepted, upload_run
@@ -75,7 +76,7 @@ class MetricsParams(serializers.Serializer):
         help_text="Seconds of dwell for a successful click; default: the project's (10).",
     )
 
-    query = serializers.IntegerField(
+    query = ApiIdField(
         required=False, default=None, help_text="Only this query's rows (grouping by query)."
     )
 

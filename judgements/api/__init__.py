@@ -23,7 +23,9 @@
 | GET  projects/<slug>/grades/export/            | current grades, streamed      | analyst        |
 | GET  projects/<slug>/consensus/export/         | consensus, streamed           | analyst        |
 
-Anonymous requests get 401 and other roles 403 (judgements.api.access). Every 4xx
+The metrics endpoints (a list's numbers, series, working, unjudged work, comparison and
+gate) are listed in metrics.api. Anonymous requests get 401 and other roles 403
+(judgements.api.access). Every 4xx
 body is ``{"errors": [{"field", "line", "message"}]}`` (judgements.api.errors).
 The schema is at /api/schema/, interactive docs at /api/docs/, tokens at /api/token/.
 """

@@ -5,8 +5,7 @@ own queue; an analyst (and an admin) may use every endpoint. Anonymous requests 
 401, a role that may not use an endpoint gets 403, never data.
 """
 
-from django.shortcuts import get_object_or_404
-from rest_framework.exceptions import PermissionDenied
+from rest_framework.exceptions import NotFound
 from rest_framework.pagination import CursorPagination, PageNumberPagination
 from rest_framework.permissions import BasePermission
 
@@ -35,10 +34,14 @@ def visible_projects(user):
 
 
 def project_to_rate(user, slug: str) -> Project:
-    """The project named by ``slug``, if ``user`` may rate it (404 if it does not exist)."""
-    project = get_object_or_404(Project, slug=slug)
-    if not queue.may_rate(user, project):
-        raise PermissionDenied(f"{user.get_username()} may not rate {project.name}.")
+    """The project named by ``slug``, if ``user`` may rate it.
+
+    A project the user may not rate answers 404, as one that does not exist does (and
+    as the rating pages do), so that its name and existence stay out of sight.
+    """
+    project = queue.rateable_project(user, slug)
+    if project is None:
+        raise NotFound("No such project to rate.")
     return project
 
 

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from judgements import exporters, importers
 from judgements.api.access import IsAnalyst, Pages
+from judgements.api.filters import HitFilter
 from judgements.api.projects import JOB_ACCEPTED, job_accepted, upload_run
 from judgements.models import Document, Hit, Job, Project, Query, ResultList
 
@@ -20,12 +21,13 @@ class QueryListApi(generics.ListAPIView):
     class OutputSerializer(serializers.ModelSerializer):
         class Meta:
             model = Query
-            fields = ["id", "text", "description", "created_at"]
+            fields = ["id", "external_id", "text", "description", "created_at"]
 
     queryset = Query.objects.none()  # for the schema; get_queryset() is used
     permission_classes = [IsAnalyst]
     serializer_class = OutputSerializer
     pagination_class = Pages
+    filterset_fields = ["external_id"]
 
     def get_queryset(self):
         project = get_object_or_404(Project, slug=self.kwargs["slug"])
@@ -83,17 +85,19 @@ class HitListApi(generics.ListAPIView):
 
     class OutputSerializer(serializers.ModelSerializer):
         query_text = serializers.CharField(source="query.text")
+        query_external_id = serializers.CharField(source="query.external_id")
         external_id = serializers.CharField(source="document.external_id")
 
         class Meta:
             model = Hit
-            fields = ["query", "query_text", "rank", "document", "external_id", "score"]
+            fields = ["query", "query_external_id", "query_text", "rank", "document"]
+            fields += ["external_id", "score"]
 
     queryset = Hit.objects.none()  # for the schema; get_queryset() is used
     permission_classes = [IsAnalyst]
     serializer_class = OutputSerializer
     pagination_class = Pages
-    filterset_fields = ["query"]
+    filterset_class = HitFilter
 
     def get_queryset(self):
         result_list = get_object_or_404(ResultList, pk=self.kwargs["pk"])
@@ -122,6 +126,12 @@ class ImportOutputSerializer(serializers.Serializer):
     rows = serializers.IntegerField(help_text="Rows read from the file.")
     created = serializers.IntegerField()
     updated = serializers.IntegerField()
+    skipped = serializers.DictField(
+        child=serializers.IntegerField(), help_text="Lines left out on purpose, by reason."
+    )
+    notes = serializers.ListField(
+        child=serializers.CharField(), help_text="How the file was read; what was created."
+    )
 
 
 class QueryImportApi(APIView):
@@ -178,8 +188,10 @@ class DocumentImportApi(APIView):
 class ResultListImportApi(APIView):
     """Create a result list from a TREC run file or JSON; all or nothing.
 
-    ``queries`` (optional, TREC only) is a CSV with ``id,text`` saying which query each
-    ``qid`` is; without it a ``qid`` is the app's query id.
+    A TREC run is ranked as trec_eval ranks it (score, then document id, both
+    descending; the rank column is ignored); JSON keeps its list order. A ``qid`` is a
+    query's external id, or the id ``queries`` (optional, a CSV with ``id,text``)
+    gives it.
     """
 
     class InputSerializer(serializers.Serializer):
@@ -189,6 +201,11 @@ class ResultListImportApi(APIView):
         engine = serializers.CharField(max_length=200, required=False, default="")
         captured_at = serializers.DateTimeField(required=False, default=None)
         queries = serializers.FileField(required=False, default=None)
+        create_missing = serializers.BooleanField(
+            required=False,
+            default=False,
+            help_text="Create queries (TREC qids) the project lacks.",
+        )
 
     class OutputSerializer(ImportOutputSerializer):
         result_list = ResultListListApi.OutputSerializer()

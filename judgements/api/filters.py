@@ -7,9 +7,8 @@ from django import forms
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 
-from judgements.models import Judgement
-
-MAX_ID = 2**63 - 1
+from config.ids import MAX_ID
+from judgements.models import Hit, Judgement
 
 
 class IdFilter(django_filters.NumberFilter):
@@ -40,6 +39,9 @@ class JudgementFilter(django_filters.FilterSet):
         field_name="query__project__slug", help_text="Project slug."
     )
     query = IdFilter(field_name="query_id", help_text="Query id.")
+    query_external_id = django_filters.CharFilter(
+        field_name="query__external_id", help_text="The query's external id (the team's qid)."
+    )
     document = IdFilter(field_name="document_id", help_text="Document id.")
     rater = django_filters.CharFilter(field_name="rater__username", help_text="Username.")
     source = django_filters.ChoiceFilter(choices=Judgement.Source.choices)
@@ -54,6 +56,17 @@ class JudgementFilter(django_filters.FilterSet):
 
     class Meta:
         model = Judgement
+        fields = []
+
+
+class HitFilter(django_filters.FilterSet):
+    query = IdFilter(field_name="query_id", help_text="Query id.")
+    query_external_id = django_filters.CharFilter(
+        field_name="query__external_id", help_text="The query's external id (the team's qid)."
+    )
+
+    class Meta:
+        model = Hit
         fields = []
 
 

@@ -3,14 +3,15 @@
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import generics, serializers, status
+from rest_framework import exceptions, generics, serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.ids import ApiIdField
 from judgements import exporters, importers, queue, services
 from judgements.api.access import IsAnalyst, IsRater, LogPages, Pages, project_to_rate
-from judgements.api.catalogue import streamed, validated
+from judgements.api.catalogue import ImportOutputSerializer, streamed, validated
 from judgements.api.filters import JudgementFilter, filter_parameters
 from judgements.api.projects import JOB_ACCEPTED, job_accepted, upload_run
 from judgements.models import Consensus, Document, Job, Judgement, Project, Query
@@ -18,14 +19,15 @@ from judgements.models import Consensus, Document, Job, Judgement, Project, Quer
 
 class JudgementOutputSerializer(serializers.ModelSerializer):
     query_text = serializers.CharField(source="query.text")
+    query_external_id = serializers.CharField(source="query.external_id")
     external_id = serializers.CharField(source="document.external_id")
     rater = serializers.SlugRelatedField(slug_field="username", read_only=True)
 
     class Meta:
         model = Judgement
         fields = [
-            "id", "query", "query_text", "document", "external_id", "rater", "kind", "grade",
-            "note", "created_at", "source", "import_id",
+            "id", "query", "query_external_id", "query_text", "document", "external_id",
+            "rater", "kind", "grade", "note", "created_at", "source", "import_id",
         ]  # fmt: skip
 
 
@@ -42,17 +44,38 @@ class JudgementListApi(generics.ListAPIView):
         return events.select_related("query", "document", "rater")
 
 
+class PairCompleteError(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "pair_complete"
+
+
+COMPLETE_RESPONSE = OpenApiResponse(
+    description="The pair already has the grades it needs from other raters, as the queue "
+    "counts them (judges_per_pair, live leases included); ask /next/ for another pair."
+)
+
+
 class JudgementCreateApi(APIView):
     """Record an answer to a pair as the signed-in rater, with ``source=api``.
 
     Each post is one event (judgements are never overwritten): a grade, "can't tell"
     (``kind=cant_tell``, no grade) or a retraction. The pair must be one of the
-    project's hits and the rater allowed on the project.
+    project's hits and the rater allowed on the project (404 otherwise, as for an
+    unknown project). The query is given by id, or by ``project`` and
+    ``query_external_id`` (the team's own qid). A pair that already has its
+    ``judges_per_pair`` grades from other raters, counting their live leases as the
+    queue does, is 409; a rater may always change or retract their own answer.
     """
 
     class InputSerializer(serializers.Serializer):
-        query = serializers.PrimaryKeyRelatedField(queryset=Query.objects.all())
-        document = serializers.PrimaryKeyRelatedField(queryset=Document.objects.all())
+        query = serializers.PrimaryKeyRelatedField(
+            queryset=Query.objects.all(), pk_field=ApiIdField(), required=False
+        )
+        project = serializers.SlugField(required=False, help_text="With query_external_id.")
+        query_external_id = serializers.CharField(required=False, max_length=200)
+        document = serializers.PrimaryKeyRelatedField(
+            queryset=Document.objects.all(), pk_field=ApiIdField()
+        )
         kind = serializers.ChoiceField(choices=Judgement.Kind.choices, default="grade")
         grade = serializers.IntegerField(
             required=False, allow_null=True, default=None, min_value=-32768, max_value=32767
@@ -61,20 +84,46 @@ class JudgementCreateApi(APIView):
             required=False, allow_blank=True, default="", max_length=10_000
         )
 
+        def validate(self, data):
+            if "query" not in data and not (data.get("project") and data.get("query_external_id")):
+                message = "Give query, or project and query_external_id."
+                raise serializers.ValidationError({"query": message})
+            return data
+
     permission_classes = [IsRater]
 
-    @extend_schema(request=InputSerializer, responses={201: JudgementOutputSerializer})
+    @extend_schema(
+        request=InputSerializer,
+        responses={201: JudgementOutputSerializer, 409: COMPLETE_RESPONSE},
+    )
     def post(self, request):
         data = validated(self.InputSerializer, request.data)
-        project_to_rate(request.user, data["query"].project.slug)
-        judgement, _ = services.judgement_submit(
-            rater=request.user,
-            project=data["query"].project,
-            source=Judgement.Source.API,
-            deduplicate=False,
-            **data,
-        )
+        slug, external_id = data.pop("project", None), data.pop("query_external_id", None)
+        # The rater's access is checked before the external id is looked up, so that
+        # nobody learns which ids a project they may not rate has.
+        query = data.get("query")
+        project = project_to_rate(request.user, query.project.slug if query else slug)
+        if "query" not in data:
+            data["query"] = _query_by_external_id(project, external_id)
+        try:
+            judgement, _ = services.judgement_submit(
+                rater=request.user,
+                project=project,
+                source=Judgement.Source.API,
+                deduplicate=False,
+                **data,
+            )
+        except services.PairComplete as complete:
+            raise PairCompleteError(complete.messages[0]) from None
         return Response(JudgementOutputSerializer(judgement).data, status.HTTP_201_CREATED)
+
+
+def _query_by_external_id(project, external_id: str) -> Query:
+    query = project.queries.filter(external_id=external_id).first()
+    if query is None:
+        message = f'No query of "{project.slug}" has that external id.'
+        raise serializers.ValidationError({"query_external_id": [message]})
+    return query
 
 
 class NextPairApi(APIView):
@@ -178,6 +227,12 @@ EXPORT_BODY = {"application/json": OpenApiTypes.OBJECT}
 class ExportParams(serializers.Serializer):
     format = serializers.ChoiceField(choices=exporters.FORMATS, default="jsonl")
     policy = serializers.ChoiceField(choices=Consensus.values, required=False, default="")
+    raw = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="CSV cells as stored, without the ' that keeps spreadsheets from running "
+        "cells starting with = + - @ as formulas.",
+    )
 
 
 class JudgementExportApi(APIView):
@@ -193,6 +248,7 @@ class JudgementExportApi(APIView):
         parameters=[
             OpenApiParameter("format", enum=exporters.FORMATS, description="Default: jsonl."),
             POLICY,
+            OpenApiParameter("raw", bool, description="CSV cells without the formula guard."),
             *filter_parameters(JudgementFilter),
         ],
         responses={
@@ -212,6 +268,7 @@ class JudgementExportApi(APIView):
             dataset=self.dataset,
             file_format=params["format"],
             policy=params["policy"],
+            raw=params["raw"],
         )
         return streamed(export)
 
@@ -223,7 +280,10 @@ class GradeExportApi(JudgementExportApi):
 
 
 class ConsensusExportApi(JudgementExportApi):
-    """The consensus grade per pair, streamed; pair formats round it to a grade."""
+    """The consensus grade per pair, streamed; pair formats round it to a grade.
+
+    Pair formats (qrels, quepid, rre, ltr, opensearch) write this from every dataset.
+    """
 
     dataset = "consensus"
 
@@ -231,19 +291,21 @@ class ConsensusExportApi(JudgementExportApi):
 class JudgementImportApi(APIView):
     """Append judgements from another tool's file as ``source=import`` events; all or nothing.
 
-    Quepid, qrels, RRE and LTR grades go to the project's import rater
-    (``import.<slug>``); event files (``jsonl``, ``csv``) keep their raters and times.
-    ``queries`` (optional, for qrels) is a CSV with ``id,text`` naming each ``qid``.
+    Quepid CSV, qrels, RRE, LTR and OpenSearch grades go to the project's import rater
+    (``import.<slug>``); event files (``jsonl``, ``csv``) keep their raters and times
+    (an event imported before is skipped); a Quepid book's judgements go to rater
+    accounts matched or created by e-mail. ``queries`` (optional, for qrels) is a CSV
+    with ``id,text`` naming each ``qid``; without it a qid is a query's external id.
+    ``create_missing`` creates the documents (and qrels queries) the project lacks.
     """
 
     class InputSerializer(serializers.Serializer):
         file = serializers.FileField()
         format = serializers.ChoiceField(choices=sorted(importers.JUDGEMENT_FORMATS))
         queries = serializers.FileField(required=False, default=None)
+        create_missing = serializers.BooleanField(required=False, default=False)
 
-    class OutputSerializer(serializers.Serializer):
-        rows = serializers.IntegerField()
-        created = serializers.IntegerField()
+    class OutputSerializer(ImportOutputSerializer):
         import_id = serializers.UUIDField()
         rater = serializers.CharField(help_text="The import rater, for pair formats.")
 

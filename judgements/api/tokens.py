@@ -1,22 +1,39 @@
-"""The page where a user creates and revokes their API token.
+"""API tokens: the page where a user creates and revokes theirs, and the service behind it.
 
-DRF's authtoken keeps one token per user: "create" replaces any old token with a
-new one, "revoke" deletes it. The key is shown once, right after it is created.
+Tokens are django-rest-knox's: the database keeps a SHA-512 digest of each key (and its
+first 15 characters, to find the row), never the key, so a copy of the database signs
+no one in. A user has at most one: "create" replaces any old token with a new one,
+"revoke" deletes it. The key is shown once, right after it is created, on a page that
+no cache may keep.
 """
 
 from django.contrib.auth.decorators import login_required
+from django.db import transaction
 from django.shortcuts import render
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
-from rest_framework.authtoken.models import Token
+from knox.models import AuthToken
 
 
+@transaction.atomic
+def token_create(*, user) -> str:
+    """A new API token for ``user``, replacing any they had; returns its key."""
+    AuthToken.objects.filter(user=user).delete()
+    _, key = AuthToken.objects.create(user=user, expiry=None)
+    return key
+
+
+# no-store: the response that shows a new key must not be kept by the browser's cache
+# (the back button, a shared computer) or by a proxy.
+@never_cache
 @login_required
 @require_http_methods(["GET", "POST"])
 def token_page(request):
     new_key = None
     if request.method == "POST":
-        Token.objects.filter(user=request.user).delete()
         if request.POST.get("action") == "create":
-            new_key = Token.objects.create(user=request.user).key
-    token = Token.objects.filter(user=request.user).first()
+            new_key = token_create(user=request.user)
+        else:
+            AuthToken.objects.filter(user=request.user).delete()
+    token = AuthToken.objects.filter(user=request.user).first()
     return render(request, "api/token.html", {"token": token, "new_key": new_key})

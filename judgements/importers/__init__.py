@@ -1,35 +1,18 @@
 """Uploads parsed into rows and line-numbered errors: pure functions, no database.
 
 A parser takes the upload as byte chunks (a large file is read a chunk at a time,
-never whole, except JSON documents, which are capped at 32 MB) and a
-``Vocabulary`` of what the project already knows, and yields rows and
-``LineError``s in file order. Services write the rows only if no error came out,
-so an import is all or nothing.
+never whole; JSON is parsed as it streams in, up to 32 MB) and a ``Vocabulary`` of
+what the project already knows, and yields rows, ``Skip``s and ``LineError``s in
+file order. Services write the rows only if no error came out, so an import is all
+or nothing.
 
-Formats accepted (CSV column names are case-insensitive; blank lines are skipped):
-
-- queries ``csv``: a header with ``text`` (or ``query``), optional ``description``
-  and ``id``; ``json``: a list of strings or of ``{"text", "description", "id"}``.
-- documents ``jsonl``: one object per line: ``id`` (or ``external_id``, ``docid``,
-  ``_id``), ``title``, ``url``, ``snippet`` (or ``text``), ``image_url``; every
-  other key is kept in ``fields``.
-- result lists ``trec``: ``qid Q0 docid rank score tag``, ranks from 1, one tag;
-  ``json``: ``{"name", "engine", "captured_at", "queries": [{"query", "hits":
-  [{"id", "score", "title", "url", "snippet"}]}]}``, ranked in list order.
-- judgements ``quepid``: CSV ``query,docid,rating`` (a line with only a query, as
-  Quepid writes for an unrated query, is skipped); ``qrels``: ``qid iter docid
-  rel`` (``iter`` ignored); ``rre``: RRE ratings JSON (``query_groups`` at the top
-  or under ``topics``, or Quepid's ``queries``; ``relevant_documents`` as
-  ``{docid: {"gain": g}}``, ``{g: [docid, ...]}`` or ``[{"document_ids", "gain"}]``);
-  ``ltr``: ``grade qid:N [feature:value ...] # docid query text`` as Quepid and
-  RankLib write it (the query is found by its text; with no text after the docid,
-  ``qid`` is read as a query id); ``jsonl`` and ``csv``: judgement events as this
-  app exports them (``query``, ``document``, ``rater``, ``kind``, ``grade``,
-  ``note``, ``created_at``; other columns are ignored).
-
-Queries are named by their text, documents by their external id. A TREC ``qid``
-is the app's query id unless a queries file (``id,text``) maps ids to texts.
+``FORMATS`` is the one registry of what can be imported: the API, the management
+commands and the upload pages offer exactly its formats, and the README's import
+section describes each (a test checks that it names them all).
 """
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from judgements.importers.catalogue import (
     documents_jsonl,
@@ -38,7 +21,16 @@ from judgements.importers.catalogue import (
     run_json,
     run_trec,
 )
-from judgements.importers.grades import events_csv, events_jsonl, ltr, qrels, quepid_csv, rre_json
+from judgements.importers.grades import (
+    events_csv,
+    events_jsonl,
+    ltr,
+    opensearch_json,
+    qrels,
+    quepid_book,
+    quepid_csv,
+    rre_json,
+)
 from judgements.importers.rows import (
     DocumentRow,
     ErrorLog,
@@ -46,38 +38,84 @@ from judgements.importers.rows import (
     ImportRejected,
     JudgementRow,
     LineError,
+    Note,
     QueryRow,
     RunInfo,
+    Skip,
     Vocabulary,
 )
 
-QUERY_FORMATS = {"csv": queries_csv, "json": queries_json}
-DOCUMENT_FORMATS = {"jsonl": documents_jsonl}
-RESULT_LIST_FORMATS = {"trec": run_trec, "json": run_json}
-JUDGEMENT_FORMATS = {
-    "quepid": quepid_csv,
-    "qrels": qrels,
-    "rre": rre_json,
-    "ltr": ltr,
-    "jsonl": events_jsonl,
-    "csv": events_csv,
-}
-# Formats with one grade per pair and no rater: their rows go to the import rater.
-PAIR_FORMATS = {"quepid", "qrels", "rre", "ltr"}
+
+@dataclass(frozen=True)
+class ImportFormat:
+    """One importable file format.
+
+    ``target`` is what it fills: queries, documents, result_lists or judgements.
+    For judgements, ``raters`` says whose events the rows become: ``import`` (one
+    grade per pair, the project's import rater), ``file`` (each row names an
+    existing rater) or ``accounts`` (raters matched or created by e-mail). For
+    result lists, ``order`` is ``trec_eval`` (by score, ties by document id, both
+    descending) or ``file`` (the file's own order). ``queries_by`` is how the
+    format names queries: ``text`` or ``id`` (an external id).
+    """
+
+    name: str
+    target: str
+    label: str
+    parse: Callable
+    queries_by: str = "text"
+    raters: str = ""
+    order: str = ""
+
+
+FORMATS = (
+    ImportFormat("csv", "queries", "Queries CSV (text, description, id)", queries_csv),
+    ImportFormat("json", "queries", "Queries JSON", queries_json),
+    ImportFormat("jsonl", "documents", "Documents JSON Lines", documents_jsonl),
+    ImportFormat("trec", "result_lists", "TREC run", run_trec, "id", order="trec_eval"),
+    ImportFormat("json", "result_lists", "Result list JSON", run_json, order="file"),
+    ImportFormat("quepid", "judgements", "Quepid ratings CSV", quepid_csv, raters="import"),
+    ImportFormat("qrels", "judgements", "TREC qrels", qrels, "id", raters="import"),
+    ImportFormat("rre", "judgements", "RRE ratings JSON", rre_json, raters="import"),
+    ImportFormat("ltr", "judgements", "LTR / RankLib judgement list", ltr, raters="import"),
+    ImportFormat(
+        "opensearch", "judgements", "OpenSearch judgment list", opensearch_json, raters="import"
+    ),
+    ImportFormat("quepid_book", "judgements", "Quepid book JSON", quepid_book, raters="accounts"),
+    ImportFormat(
+        "jsonl", "judgements", "Judgement events JSON Lines", events_jsonl, raters="file"
+    ),
+    ImportFormat("csv", "judgements", "Judgement events CSV", events_csv, raters="file"),
+)
+
+
+def formats_for(target: str) -> dict[str, ImportFormat]:
+    """The formats that fill ``target``, by name."""
+    return {spec.name: spec for spec in FORMATS if spec.target == target}
+
+
+QUERY_FORMATS = formats_for("queries")
+DOCUMENT_FORMATS = formats_for("documents")
+RESULT_LIST_FORMATS = formats_for("result_lists")
+JUDGEMENT_FORMATS = formats_for("judgements")
 
 __all__ = [
     "DOCUMENT_FORMATS",
+    "FORMATS",
     "JUDGEMENT_FORMATS",
-    "PAIR_FORMATS",
     "QUERY_FORMATS",
     "RESULT_LIST_FORMATS",
     "DocumentRow",
     "ErrorLog",
     "HitRow",
+    "ImportFormat",
     "ImportRejected",
     "JudgementRow",
     "LineError",
+    "Note",
     "QueryRow",
     "RunInfo",
+    "Skip",
     "Vocabulary",
+    "formats_for",
 ]

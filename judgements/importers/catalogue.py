@@ -9,13 +9,17 @@ from django.core.validators import URLValidator
 
 from judgements.importers.reading import (
     Duplicates,
+    JsonValue,
     LineDict,
     Lines,
+    ascii_number,
     csv_records,
     json_lines,
-    load_json,
+    json_values,
+    key_field,
+    nonblank_lines,
     parse_time,
-    split_lines,
+    single_line_text,
     text_field,
 )
 from judgements.importers.rows import (
@@ -24,12 +28,15 @@ from judgements.importers.rows import (
     LineError,
     QueryRow,
     RunInfo,
+    Skip,
     Vocabulary,
 )
 
 ID_KEYS = ("id", "external_id", "docid", "_id")
+# Where IR toolkits (pyserini, ir_datasets) keep a document's text.
+SNIPPET_KEYS = ("snippet", "contents", "text", "body")
 MAX_RANK = 2**31 - 1
-DOCUMENT_KEYS = {*ID_KEYS, "title", "url", "snippet", "text", "image_url"}
+DOCUMENT_KEYS = {*ID_KEYS, *SNIPPET_KEYS, "title", "url", "image_url"}
 _url_validator = URLValidator()
 
 
@@ -47,22 +54,22 @@ def queries_csv(chunks: Iterable[bytes], vocabulary: Vocabulary | None = None):
 
 
 def queries_json(chunks: Iterable[bytes], vocabulary: Vocabulary | None = None):
-    data, errors = load_json(chunks)
-    if isinstance(data, dict) and "queries" in data:
-        data = data["queries"]
-    if not errors and not isinstance(data, list):
-        errors = [LineError(1, None, 'Expected a list of queries or {"queries": [...]}.')]
-    yield from errors
-    checks = _QueryChecks()
-    for entry in [] if errors else data:
+    checks, found = _QueryChecks(), False
+    for item in json_values(chunks, {"item", "queries.item"}.__contains__, {"queries": list}):
+        if isinstance(item, LineError):
+            yield item
+            continue
+        found, entry = True, item.value
         if isinstance(entry, LineDict):
             text = entry.get("text", entry.get("query"))
             description, key = entry.get("description", ""), entry.get("id", "")
             yield from checks.row(entry.line, text, description, key)
         elif isinstance(entry, str):
-            yield from checks.row(None, entry, "", "")
+            yield from checks.row(item.line, entry, "", "")
         else:
-            yield LineError(None, "queries", "Each query must be a string or an object.")
+            yield LineError(item.line, "queries", "Each query must be a string or an object.")
+    if not found:
+        yield LineError(1, None, 'Expected a list of queries or {"queries": [...]}.')
     yield from checks.errors()
 
 
@@ -74,9 +81,11 @@ class _QueryChecks:
         self.keys = Duplicates("id", "This id")
 
     def row(self, line, text, description, key) -> Iterator[QueryRow | LineError]:
-        text = text_field(text, "text", line, limit=500)
+        text = single_line_text(text, "text", line, limit=500)
         description = text_field(description, "description", line, limit=10_000, required=False)
-        key = text_field(key, "id", line, limit=200, required=False)
+        key = text_field(key, "id", line, limit=200, required=False) if key != "" else ""
+        if isinstance(key, str) and key:
+            key = key_field(key, "id", line)
         errors = [value for value in (text, description, key) if isinstance(value, LineError)]
         if errors:
             yield from errors
@@ -107,15 +116,18 @@ def documents_jsonl(chunks: Iterable[bytes], vocabulary: Vocabulary | None = Non
 
 
 def document_row(line: int, data: dict) -> DocumentRow | list[LineError]:
-    """A document from a JSON object: its id, display fields, and the rest as ``fields``."""
+    """A document from a JSON object: its id, display fields, and the rest as ``fields``.
+
+    The snippet raters see is ``snippet``, else the text IR toolkits write under
+    ``contents``, ``text`` or ``body``.
+    """
     key = next((name for name in ID_KEYS if name in data), "id")
+    snippet = next((name for name in SNIPPET_KEYS if data.get(name) not in (None, "")), "snippet")
     values = {
-        "external_id": text_field(data.get(key), key, line, limit=200),
+        "external_id": key_field(data.get(key), key, line),
         "title": text_field(data.get("title"), "title", line, limit=500, required=False),
         "url": _url(data.get("url"), "url", line),
-        "snippet": text_field(
-            data.get("snippet", data.get("text")), "snippet", line, limit=100_000, required=False
-        ),
+        "snippet": text_field(data.get(snippet), snippet, line, limit=100_000, required=False),
         "image_url": _url(data.get("image_url"), "image_url", line),
     }
     errors = [value for value in values.values() if isinstance(value, LineError)]
@@ -143,114 +155,197 @@ def _url(value, name: str, line: int) -> str | LineError:
 
 
 def run_trec(chunks: Iterable[bytes], vocabulary: Vocabulary):
-    """A TREC run: ``qid Q0 docid rank score tag``, one run (one tag) per file."""
-    hits = _HitChecks()
-    tag = None
-    for item in split_lines(Lines(chunks), ("qid", "Q0", "docid", "rank", "score", "tag")):
+    """A TREC run: ``qid Q0 docid rank score tag [more columns]``, one tag per file.
+
+    As in trec_eval, lines whose first field starts with ``#`` are comments, columns
+    after the tag are ignored, and so is the rank column: the service orders each
+    query's hits by score, then document id, both descending.
+    """
+    hits, unknown, tag = _HitChecks(), _Unknown("qid", "query ids"), None
+    for item in nonblank_lines(Lines(chunks)):
         if isinstance(item, LineError):
             yield item
             continue
-        line, (qid, _, docid, rank, score, run_tag) = item
+        line, parts = item[0], item[1].split()
+        if parts[0].startswith("#"):
+            yield Skip(line, "comment lines")
+            continue
+        if len(parts) < 6:
+            message = f"{len(parts)} columns where qid Q0 docid rank score tag are expected."
+            yield LineError(line, None, message)
+            continue
+        qid, _, docid, rank, score, run_tag = parts[:6]
         if tag is None:
             tag = run_tag
             yield RunInfo(name=tag)
         elif run_tag != tag:
             yield LineError(line, "tag", f'"{run_tag}" is not "{tag}": a file holds one run.')
             continue
-        query = query_by_qid(line, qid, vocabulary, "qid")
-        yield from hits.row(line, query, docid, rank, score)
+        query, key = query_by_qid(line, qid, vocabulary, "qid", unknown)
+        yield from hits.trec_row(line, query, docid, rank, score, key)
+    yield from unknown.errors()
     yield from hits.errors()
 
 
 def run_json(chunks: Iterable[bytes], vocabulary: Vocabulary):
-    data, errors = load_json(chunks)
-    if not errors and not (isinstance(data, dict) and isinstance(data.get("queries"), list)):
-        errors = [LineError(1, None, 'Expected {"name": ..., "queries": [...]}.')]
-    if errors:
-        yield from errors
-        return
-    captured_at, problem = (None, None)
-    if "captured_at" in data:
-        captured_at, problem = parse_time(data["captured_at"])
-    if problem:
-        yield LineError(data.line, "captured_at", problem)
-    yield RunInfo(str(data.get("name") or ""), str(data.get("engine") or ""), captured_at)
-    hits = _HitChecks()
-    for entry in data["queries"]:
-        if not isinstance(entry, LineDict) or not isinstance(entry.get("hits"), list):
-            yield LineError(getattr(entry, "line", None), "queries", 'Needs "query" and "hits".')
-            continue
-        query = query_by_text(entry.line, entry.get("query"), vocabulary, "query")
-        for rank, hit in enumerate(entry["hits"], start=1):
-            yield from _json_hit(hits, entry.line, query, rank, hit)
+    """A result list as JSON; each query's hits are ranked in list order."""
+    info, hits, found = {}, _HitChecks(), False
+    unknown = _Unknown("query", "queries")
+    wanted = {"name", "engine", "captured_at", "queries.item"}.__contains__
+    for item in json_values(chunks, wanted, {"queries": list}):
+        if isinstance(item, LineError):
+            yield item
+        elif item.prefix != "queries.item":
+            info[item.prefix] = item
+        else:
+            if not found:
+                found = True
+                yield from _run_info(info)
+            yield from _json_query(hits, unknown, vocabulary, item)
+    if not found:
+        yield LineError(1, None, 'Expected {"name": ..., "queries": [...]}.')
+    yield from unknown.errors()
     yield from hits.errors()
 
 
-def _json_hit(hits: "_HitChecks", line: int, query, rank: int, hit) -> Iterator:
-    if not isinstance(hit, LineDict):
-        yield LineError(line, "hits", "Each hit must be an object.")
+def _run_info(info: dict[str, JsonValue]) -> Iterator[RunInfo | LineError]:
+    captured_at, problem = None, None
+    if "captured_at" in info:
+        captured_at, problem = parse_time(info["captured_at"].value)
+    if problem:
+        yield LineError(info["captured_at"].line, "captured_at", problem)
+    name, engine = (str(info[key].value) if key in info else "" for key in ("name", "engine"))
+    yield RunInfo(name, engine, captured_at)
+
+
+def _json_query(hits, unknown, vocabulary: Vocabulary, item: JsonValue) -> Iterator:
+    entry = item.value
+    if not isinstance(entry, LineDict) or not isinstance(entry.get("hits"), list):
+        yield LineError(item.line, "queries", 'Each query needs "query" and "hits" (a list).')
         return
-    document = document_row(hit.line, hit)
-    if isinstance(document, list):
-        yield from document
-        return
-    score = hit.get("score")
-    yield from hits.row(hit.line, query, document.external_id, rank, score, document)
+    query = query_by_text(entry.line, entry.get("query"), vocabulary, "query", unknown)
+    key = ""
+    if query is None and vocabulary.create_missing:
+        key = single_line_text(entry.get("query"), "query", entry.line, limit=500)
+        query, key = (key, "") if isinstance(key, LineError) else (None, key)
+    for rank, hit in enumerate(entry["hits"], start=1):
+        if not isinstance(hit, LineDict):
+            yield LineError(entry.line, "hits", "Each hit must be an object.")
+            continue
+        document = document_row(hit.line, hit)
+        if isinstance(document, list):
+            yield from document
+            continue
+        score = hit.get("score")
+        yield from hits.row(hit.line, query, document.external_id, rank, score, document, key)
 
 
 class _HitChecks:
-    """The rules a hit must pass; one rank and one appearance per document per query."""
+    """The rules a hit must pass; one appearance per document per query."""
 
     def __init__(self):
         self.pairs = Duplicates("docid", "This document for this query")
-        self.ranks = Duplicates("rank", "This rank for this query")
 
-    def row(self, line, query, docid, rank, score, document=None):
+    def row(self, line, query, docid, rank, score, document=None, key="") -> tuple | list:
+        """The hit (in a tuple), or the errors of its line (a list)."""
         errors = [query] if isinstance(query, LineError) else []
-        docid = text_field(docid, "docid", line, limit=200)
-        rank, score = _rank(rank, line), _score(score, line)
-        errors += [value for value in (docid, rank, score) if isinstance(value, LineError)]
+        docid, score = key_field(docid, "docid", line), _score(score, line)
+        errors += [value for value in (docid, score) if isinstance(value, LineError)]
         if errors:
-            yield from errors
-            return
-        self.pairs.add((query, docid), line)
-        self.ranks.add((query << 32) | rank, line)
-        yield HitRow(line, query, docid, rank, score, document)
+            return errors
+        if query is None and not key:
+            return ()  # An unknown query, reported once at the end of the file.
+        self.pairs.add((query if query is not None else key, docid), line)
+        return (HitRow(line, query, docid, rank, score, document, key),)
+
+    def trec_row(self, line, query, docid: str, rank: str, score: str, key: str):
+        """``row`` for the fields of a TREC line: whitespace-free strings, so shorter."""
+        number = ascii_number(score)
+        if (
+            type(query) is int
+            and len(docid) <= 200
+            and number is not None
+            and math.isfinite(number)
+        ):
+            self.pairs.add((query, docid), line)
+            return (HitRow(line, query, docid, _file_rank(rank), number),)
+        return self.row(line, query, docid, _file_rank(rank), score, key=key)
 
     def errors(self) -> Iterator[LineError]:
         yield from self.pairs.errors()
-        yield from self.ranks.errors()
 
 
-def _rank(text, line: int) -> int | LineError:
-    try:
-        rank = int(text)
-    except (TypeError, ValueError):
-        return LineError(line, "rank", f'"{text}" is not a whole number.')
-    if rank < 1:
-        return LineError(line, "rank", f"{rank}: ranks start at 1.")
-    return rank if rank <= MAX_RANK else LineError(line, "rank", f"{rank} is too large.")
+def _file_rank(text: str) -> int | None:
+    # Kept only to tell whether trec_eval's order differs from the file's ranks.
+    if text.isascii() and text.isdigit() and len(text) < 19:
+        return int(text)
+    number = ascii_number(text)
+    whole = number is not None and number.is_integer() and abs(number) < 2**62
+    return int(number) if whole else None
 
 
 def _score(text, line: int) -> float | LineError | None:
     if text is None:
         return None
-    try:
-        score = float(text)
-    except (TypeError, ValueError):
+    if isinstance(text, bool) or not isinstance(text, str | int | float):
+        return LineError(line, "score", "must be a number.")
+    score = ascii_number(str(text).strip())
+    if score is None:
         return LineError(line, "score", f'"{text}" is not a number.')
     return score if math.isfinite(score) else LineError(line, "score", "must be finite.")
 
 
-def query_by_text(line, text, vocabulary: Vocabulary, column: str) -> int | LineError:
+class _Unknown:
+    """Names the file gives that the project lacks, reported once at the end of the file:
+    "2,934 unknown documents, e.g. ..." rather than a line each."""
+
+    SHOWN = 5
+
+    def __init__(self, column: str, what: str):
+        self.column, self.what, self.names, self.first_line = column, what, {}, None
+
+    def add(self, line: int | None, name: str) -> None:
+        if name not in self.names:
+            self.names[name] = line
+            self.first_line = self.first_line or line
+
+    def errors(self) -> Iterator[LineError]:
+        if not self.names:
+            return
+        examples = ", ".join(
+            f'"{name[:60]}" (line {line})' for name, line in list(self.names.items())[: self.SHOWN]
+        )
+        message = (
+            f"{len(self.names):,} {self.what} unknown to the project, e.g. {examples}. "
+            "Import them first, or import with create_missing to create them."
+        )
+        yield LineError(self.first_line, self.column, message)
+
+
+def query_by_text(line, text, vocabulary: Vocabulary, column: str, unknown=None):
+    """The id of the query named by ``text``; None (noted in ``unknown``) or a LineError
+    when the project has no such query."""
+    if isinstance(text, dict | list | bool):
+        return LineError(line, column, "must be a string.")
     query_id = vocabulary.queries.get(str(text).strip()) if text is not None else None
-    if query_id is None:
+    if query_id is not None:
+        return query_id
+    if unknown is None or text is None or not str(text).strip():
         return LineError(line, column, f'"{text}" is not a query of this project.')
-    return query_id
+    if not vocabulary.create_missing:
+        unknown.add(line, str(text).strip())
+    return None
 
 
-def query_by_qid(line, qid: str, vocabulary: Vocabulary, column: str) -> int | LineError:
+def query_by_qid(line, qid: str, vocabulary: Vocabulary, column: str, unknown: "_Unknown"):
+    """(query id, key): the query whose external id is ``qid``; with ``create_missing``
+    an unknown qid gives (None, qid), a query to create; otherwise (None, "") noted in
+    ``unknown``."""
     query_id = vocabulary.qids.get(qid)
-    if query_id is None:
-        return LineError(line, column, f'"{qid}" is not a query id of this project.')
-    return query_id
+    if query_id is not None:
+        return query_id, ""
+    if vocabulary.create_missing:
+        key = key_field(qid, column, line)
+        return (key, "") if isinstance(key, LineError) else (None, key)
+    unknown.add(line, qid)
+    return None, ""

@@ -1,8 +1,12 @@
-"""Parsers for judgements from other tools (Quepid, TREC, RRE, LTR) and for event logs."""
+"""Parsers for judgements from other tools (Quepid, TREC, RRE, LTR, OpenSearch) and for
+event logs (this app's, and a Quepid book's per-rater judgements)."""
 
+import hashlib
+import json
+import re
 from collections.abc import Iterable, Iterator
 
-from judgements.importers.catalogue import query_by_qid, query_by_text
+from judgements.importers.catalogue import _Unknown, query_by_qid, query_by_text
 from judgements.importers.reading import (
     Duplicates,
     LineDict,
@@ -10,50 +14,110 @@ from judgements.importers.reading import (
     csv_records,
     grade_of,
     json_lines,
-    load_json,
+    json_values,
+    key_field,
     nonblank_lines,
-    parse_time,
-    split_lines,
+    past_time,
+    scale_text,
     text_field,
+    unzipped,
 )
-from judgements.importers.rows import JudgementRow, LineError, Vocabulary
+from judgements.importers.rows import JudgementRow, LineError, Skip, Vocabulary
 
 KINDS = ("grade", "cant_tell", "retract")
-EVENT_COLUMNS = ("query", "document", "rater", "kind", "grade", "note", "created_at")
+EVENT_COLUMNS = ("id", "query", "document", "rater", "kind", "grade", "note", "created_at")
+UNRATED = "unrated (no grade)"
+COMMENTS = "comment lines"
 
 
 class _Pairs:
-    """Builds one graded pair per line and reports a pair that comes back."""
+    """Builds graded pairs: resolves documents, checks grades and repeats.
+
+    Unknown documents are reported once at the end of the file (or, with
+    ``create_missing``, become rows to create); so are grades outside the scale, in
+    one message that names the scale and the file's grades.
+    """
 
     def __init__(self, vocabulary: Vocabulary, columns: tuple[str, str, str]):
         self.vocabulary, self.columns = vocabulary, columns
         self.seen = Duplicates(columns[1], "This query and document pair")
+        self.unknown = _Unknown(columns[1], "documents")
+        self.unknown_queries = _Unknown(columns[0], "queries")
+        self.off_scale: list[tuple[int, float]] = []
 
-    def row(self, line: int, query: int | LineError, docid, rating) -> JudgementRow | list:
-        """The pair's row, or the errors of its line (a list)."""
-        document = self.vocabulary.documents.get(str(docid).strip())
+    def row(self, line: int, query, docid, rating, **event) -> tuple | list:
+        """The pair's row (in a tuple), or the errors of its line (a list); ``query`` is
+        an id, a LineError, None for an unknown query, or a ``(None, key)`` query to
+        create."""
+        if type(query) is int and type(docid) is str and not event:
+            # The common case, kept short: a file of known queries and documents.
+            document = self.vocabulary.documents.get(docid)
+            grade, problem = grade_of(rating, self.vocabulary.grades)
+            if document is not None and problem is None:
+                self.seen.add((query << 32) | document, line)
+                return (JudgementRow(line, query, document, grade),)
+        return list(self._row(line, query, docid, rating, **event))
+
+    def _row(self, line: int, query, docid, rating, **event) -> Iterator[JudgementRow | LineError]:
+        query_id, query_key = query if isinstance(query, tuple) else (query, "")
+        grade, problem = self._grade(line, rating)
+        document_id, document_key = self._document(line, docid)
+        errors = [query_id] if isinstance(query_id, LineError) else []
+        errors += [document_key] if isinstance(document_key, LineError) else []
+        errors += [LineError(line, self.columns[2], problem)] if problem else []
+        if errors:
+            yield from errors
+            return
+        if grade is None or (query_id is None and not query_key):
+            return  # Off the scale or unknown: reported at the end of the file.
+        if document_id is None and not document_key:
+            return
+        if query_id and document_id and not event.get("rater_key"):
+            self.seen.add((query_id << 32) | document_id, line)
+        else:
+            key = (query_id or query_key, document_id or document_key, event.get("rater_key"))
+            self.seen.add(key, line)
+        yield JudgementRow(
+            line, query_id, document_id, grade, query_key=query_key, document_key=document_key,
+            **event,
+        )  # fmt: skip
+
+    def _grade(self, line: int, rating) -> tuple[int | None, str | None]:
         grade, problem = grade_of(rating, self.vocabulary.grades)
-        if document is None or problem or type(query) is not int:
-            return self._errors(line, query, document, docid, problem)
-        self.seen.add((query << 32) | document, line)
-        return JudgementRow(line, query, document, grade)
+        if problem and "outside the scale" in problem:
+            self.off_scale.append((line, float(str(rating).strip())))
+            return None, None
+        return grade, problem
 
-    def _errors(self, line, query, document, docid, problem) -> list[LineError]:
-        errors = [query] if isinstance(query, LineError) else []
-        if document is None:
-            message = f'"{docid}" is not a document of this project.'
-            errors.append(LineError(line, self.columns[1], message))
-        if problem:
-            errors.append(LineError(line, self.columns[2], problem))
-        return errors
+    def _document(self, line: int, docid) -> tuple[int | None, str | LineError]:
+        name = str(docid).strip() if isinstance(docid, str | int) else docid
+        if isinstance(name, str) and (found := self.vocabulary.documents.get(name)) is not None:
+            return found, ""
+        if not isinstance(name, str) or not name:
+            return None, LineError(line, self.columns[1], "must be a document id.")
+        if self.vocabulary.create_missing:
+            return None, key_field(name, self.columns[1], line)
+        self.unknown.add(line, name)
+        return None, ""
 
-
-def _each(result: JudgementRow | list) -> tuple | list:
-    return result if type(result) is list else (result,)
+    def errors(self) -> Iterator[LineError]:
+        yield from self.unknown_queries.errors()
+        yield from self.unknown.errors()
+        if self.off_scale:
+            first, _ = self.off_scale[0]
+            values = [value for _, value in self.off_scale]
+            message = (
+                f"The project's scale is {scale_text(self.vocabulary.grades)}, but "
+                f"{len(values):,} grades are outside it (from {min(values):g} to {max(values):g}, "
+                "the first on this line): map the file's grades to the scale, or change the scale."
+            )
+            yield LineError(first, self.columns[2], message)
+        yield from self.seen.errors()
 
 
 def quepid_csv(chunks: Iterable[bytes], vocabulary: Vocabulary):
-    """Quepid's ``query,docid,rating``; a line with only a query (unrated) is skipped."""
+    """Quepid's ``query,docid,rating``. Quepid pads every row to three columns, so an
+    unrated query comes as ``query,,`` (or ``query`` alone): such rows are skipped."""
     pairs = _Pairs(vocabulary, ("query", "docid", "rating"))
     records = csv_records(Lines(chunks), pairs.columns, lone_first_column=True)
     for item in records:
@@ -61,114 +125,345 @@ def quepid_csv(chunks: Iterable[bytes], vocabulary: Vocabulary):
             yield item
             continue
         line, record = item
-        query = query_by_text(line, record["query"], vocabulary, "query")
-        yield from _each(pairs.row(line, query, record["docid"], record["rating"]))
-    yield from pairs.seen.errors()
+        if not record["docid"].strip() or not record["rating"].strip():
+            yield Skip(line, UNRATED)
+            continue
+        # Quepid writes a space before a query starting with - = + or @ (its CSV guard).
+        query = query_by_text(line, record["query"], vocabulary, "query", pairs.unknown_queries)
+        yield from pairs.row(
+            line, _or_create(query, record["query"], vocabulary), record["docid"], record["rating"]
+        )
+    yield from pairs.errors()
+
+
+def _or_create(query, text, vocabulary: Vocabulary):
+    """A query to create under its text, for ``create_missing``."""
+    if query is None and vocabulary.create_missing:
+        return None, str(text).strip()
+    return query
 
 
 def qrels(chunks: Iterable[bytes], vocabulary: Vocabulary):
-    """TREC qrels: ``qid iteration docid relevance``; the iteration column is ignored."""
+    """TREC qrels: ``qid iteration docid relevance``; the iteration column is ignored, and
+    lines whose first field starts with ``#`` are comments, as in trec_eval."""
     pairs = _Pairs(vocabulary, ("qid", "docid", "rel"))
-    for item in split_lines(Lines(chunks), ("qid", "iter", "docid", "rel")):
+    pairs.unknown_queries = _Unknown("qid", "query ids")
+    for item in nonblank_lines(Lines(chunks)):
         if isinstance(item, LineError):
             yield item
             continue
-        line, (qid, _, docid, rel) = item
-        yield from _each(pairs.row(line, query_by_qid(line, qid, vocabulary, "qid"), docid, rel))
-    yield from pairs.seen.errors()
+        line, parts = item[0], item[1].split()
+        if parts[0].startswith("#"):
+            yield Skip(line, COMMENTS)
+            continue
+        if len(parts) != 4:
+            yield LineError(
+                line, None, f"{len(parts)} columns where qid iter docid rel are expected."
+            )
+            continue
+        qid, _, docid, rel = parts
+        query = query_by_qid(line, qid, vocabulary, "qid", pairs.unknown_queries)
+        yield from pairs.row(line, query if query[1] else query[0], docid, rel)
+    yield from pairs.errors()
+
+
+_LTR_HEADER = re.compile(r"#\s*qid:([^:\s]+):\s*(.*)")
 
 
 def ltr(chunks: Iterable[bytes], vocabulary: Vocabulary):
-    """``grade qid:N [feature:value ...] # docid query text`` (Quepid, RankLib)."""
+    """``grade qid:N [feature:value ...] # docid [text]`` (RankLib, Quepid, ES-LTR).
+
+    Header comments ``# qid:1: rambo*1`` (Elasticsearch-LTR) name each qid's query
+    (``*1`` is a weight, dropped); other ``#`` lines are comments. A qid's query is the
+    header's text, else the line's text after the docid (Quepid writes the query
+    there), matched by external id first, then by text; with no text, the qid is
+    the query's external id.
+    """
     pairs = _Pairs(vocabulary, ("qid", "docid", "grade"))
+    headers: dict[str, str] = {}
     texts: dict[str, tuple[str, int]] = {}
     for item in nonblank_lines(Lines(chunks)):
         if isinstance(item, LineError):
             yield item
             continue
         line, text = item
+        if text.lstrip().startswith("#"):
+            if header := _LTR_HEADER.match(text.strip()):
+                headers[header[1]] = header[2].rsplit("*", 1)[0].strip()
+            yield Skip(line, COMMENTS)
+            continue
         head, _, comment = text.partition("#")
         fields, tail = head.split(), comment.split(maxsplit=1)
         if len(fields) < 2 or not fields[1].startswith("qid:") or not tail:
             yield LineError(line, None, 'Expected "grade qid:N # docid query".')
             continue
-        qid, query_text = fields[1][4:], tail[1].strip() if len(tail) > 1 else ""
+        qid = fields[1][4:]
+        query_text = headers.get(qid) or (tail[1].strip() if len(tail) > 1 else "")
         first_text, first_line = texts.setdefault(qid, (query_text, line))
         if first_text != query_text:
-            message = f'qid:{qid} was "{first_text}" on line {first_line}.'
-            yield LineError(line, "qid", message)
+            yield LineError(line, "qid", f'qid:{qid} was "{first_text}" on line {first_line}.')
             continue
-        query = (
-            query_by_text(line, query_text, vocabulary, "query")
-            if query_text
-            else query_by_qid(line, qid, vocabulary, "qid")
+        query = _ltr_query(line, qid, query_text, vocabulary, pairs)
+        yield from pairs.row(line, query, tail[0], fields[0])
+    yield from pairs.errors()
+
+
+def _ltr_query(line, qid: str, text: str, vocabulary: Vocabulary, pairs: _Pairs):
+    by_id = vocabulary.qids.get(qid)
+    if by_id is not None and (not text or vocabulary.query_text(by_id) == text):
+        return by_id
+    if text:
+        return _or_create(
+            query_by_text(line, text, vocabulary, "qid", pairs.unknown_queries), text, vocabulary
         )
-        yield from _each(pairs.row(line, query, tail[0], fields[0]))
-    yield from pairs.seen.errors()
+    found = query_by_qid(line, qid, vocabulary, "qid", pairs.unknown_queries)
+    return found if found[1] else found[0]
+
+
+RRE_SHAPES = {
+    "query_groups": list,
+    "topics": list,
+    "queries": list,
+    "topics.item": dict,
+    "topics.item.query_groups": list,
+    "query_groups.item": dict,
+    "queries.item": dict,
+    "topics.item.query_groups.item": dict,
+}
+RRE_GROUPS = {"query_groups.item", "topics.item.query_groups.item", "queries.item"}
 
 
 def rre_json(chunks: Iterable[bytes], vocabulary: Vocabulary):
-    """RRE ratings JSON, and the variant Quepid exports."""
-    data, errors = load_json(chunks)
-    yield from errors
-    if errors:
-        return
+    """RRE ratings JSON (and the variant Quepid exports), read as it streams in.
+
+    Groups are under ``query_groups``, ``topics[].query_groups`` or ``queries``;
+    ``relevant_documents`` is ``{docid: {"gain": g}}``, ``{g: [docid, ...]}``,
+    ``[{"document_id": d, "gain": g}]`` or ``[{"document_ids": [...], "gain": g}]``.
+    A group's queries are the placeholder named by ``query_placeholder`` (default
+    ``$query``) of each of its queries, else the group's name.
+    """
     pairs = _Pairs(vocabulary, ("query", "relevant_documents", "gain"))
-    for group in _rre_groups(data):
-        if isinstance(group, LineError):
-            yield group
-            continue
-        texts = _rre_query_texts(group)
-        if not texts:
-            yield LineError(group.line, "queries", "The query group names no query.")
-        for text in texts:
-            query = query_by_text(group.line, text, vocabulary, "query")
-            for line, docid, gain in _rre_ratings(group):
-                yield from _each(pairs.row(line, query, docid, gain))
-    yield from pairs.seen.errors()
-
-
-def _rre_groups(data) -> Iterator[LineDict | LineError]:
-    if not isinstance(data, LineDict):
-        yield LineError(1, None, 'Expected an object with "query_groups", "topics" or "queries".')
-        return
-    groups = data.get("query_groups") or data.get("queries") or []
-    for topic in data.get("topics") or []:
-        groups = [*groups, *(topic.get("query_groups") or [] if isinstance(topic, dict) else [])]
+    placeholder, groups = "$query", 0
+    wanted = (RRE_GROUPS | {"query_placeholder"}).__contains__
+    for item in json_values(chunks, wanted, RRE_SHAPES):
+        if isinstance(item, LineError):
+            yield item
+        elif item.prefix == "query_placeholder":
+            placeholder = str(item.value)
+        else:
+            groups += 1
+            yield from _rre_group(item.value, item.line, placeholder, vocabulary, pairs)
     if not groups:
-        yield LineError(data.line, None, "The file has no query groups.")
-    for group in groups:
-        valid = isinstance(group, LineDict) and "relevant_documents" in group
-        message = 'A query group needs "relevant_documents".'
-        yield group if valid else LineError(getattr(group, "line", None), None, message)
+        yield LineError(
+            1, None, 'The file has no query groups (under "query_groups", "topics" or "queries").'
+        )
+    yield from pairs.errors()
 
 
-def _rre_query_texts(group: LineDict) -> list[str]:
-    queries = group.get("queries") or [group]
-    placeholders = [entry.get("placeholders") for entry in queries if isinstance(entry, dict)]
-    texts = [
-        str(values.get("$query", next(iter(values.values()), "")))
-        for values in placeholders
-        if isinstance(values, dict) and values
-    ]
-    return texts or ([str(group["name"])] if group.get("name") else [])
+def _rre_group(group, line: int, placeholder: str, vocabulary, pairs: _Pairs) -> Iterator:
+    if not isinstance(group, LineDict) or "relevant_documents" not in group:
+        yield LineError(line, "query_groups", 'A query group needs "relevant_documents".')
+        return
+    texts = _rre_query_texts(group, placeholder)
+    if not texts:
+        yield LineError(group.line, "queries", "The query group names no query.")
+    ratings = list(_rre_ratings(group))
+    for text in texts:
+        query = _or_create(
+            query_by_text(group.line, text, vocabulary, "query", pairs.unknown_queries),
+            text,
+            vocabulary,
+        )
+        for rating in ratings:
+            if isinstance(rating, LineError):
+                continue
+            yield from pairs.row(rating[0], query, rating[1], rating[2])
+    yield from (rating for rating in ratings if isinstance(rating, LineError))
 
 
-def _rre_ratings(group: LineDict) -> Iterator[tuple[int, str, object]]:
+def _rre_query_texts(group: LineDict, placeholder: str) -> list[str]:
+    queries = group.get("queries") if isinstance(group.get("queries"), list) else [group]
+    texts = []
+    for entry in queries:
+        values = entry.get("placeholders") if isinstance(entry, dict) else None
+        if isinstance(values, dict) and values:
+            keys = (placeholder, f"${placeholder.lstrip('$')}", placeholder.lstrip("$"))
+            value = next(
+                (values[key] for key in keys if key in values), next(iter(values.values()))
+            )
+            if isinstance(value, str | int | float) and not isinstance(value, bool):
+                texts.append(str(value))
+    name = group.get("name")
+    return texts or ([str(name)] if isinstance(name, str | int) and str(name).strip() else [])
+
+
+def _rre_ratings(group: LineDict) -> Iterator[tuple[int, object, object] | LineError]:
     """(line, docid, gain) of every rating in the group's ``relevant_documents``."""
     ratings, line = group["relevant_documents"], group.line
     if isinstance(ratings, list):
         for entry in ratings:
-            entry = entry if isinstance(entry, dict) else {}
-            for docid in entry.get("document_ids") or []:
-                yield getattr(entry, "line", line), docid, entry.get("gain", "")
+            yield from _rre_list_entry(entry, line)
     elif isinstance(ratings, dict):
         for key, value in ratings.items():
             if isinstance(value, list):  # Quepid: {grade: [docid, ...]}
                 yield from ((line, docid, key) for docid in value)
-            else:  # RRE: {docid: {"gain": grade}}
-                gain = value.get("gain", "") if isinstance(value, dict) else value
-                yield getattr(value, "line", line), key, gain
+            elif isinstance(value, dict):  # RRE: {docid: {"gain": grade}}
+                gain = value.get("gain", value.get("rating"))
+                if gain is None:
+                    yield LineError(value.line, "gain", f'The rating of "{key}" has no "gain".')
+                else:
+                    yield value.line, key, gain
+            else:
+                yield LineError(
+                    line,
+                    "relevant_documents",
+                    f'"{key}": expected {{"gain": ...}} or a list of ids.',
+                )
+    else:
+        yield LineError(line, "relevant_documents", "must be an object or a list.")
+
+
+def _rre_list_entry(entry, line: int) -> Iterator[tuple[int, object, object] | LineError]:
+    if not isinstance(entry, LineDict):
+        yield LineError(line, "relevant_documents", "Each entry must be an object.")
+        return
+    gain = entry.get("gain", entry.get("rating"))
+    if "document_id" in entry:  # RRE's own example files
+        yield entry.line, entry["document_id"], gain
+    elif isinstance(entry.get("document_ids"), list):
+        yield from ((entry.line, docid, gain) for docid in entry["document_ids"])
+    else:
+        message = 'Each entry needs "document_id" or "document_ids" (a list).'
+        yield LineError(entry.line, "relevant_documents", message)
+
+
+def opensearch_json(chunks: Iterable[bytes], vocabulary: Vocabulary):
+    """An OpenSearch Search Relevance Workbench judgment list: ``{"name", "type",
+    "judgmentRatings": [{"query", "ratings": [{"docId", "rating"}]}]}`` (the older
+    ``{"judgmentRatings": {query: [...]}}`` too). Ratings are strings such as "3.000"."""
+    pairs = _Pairs(vocabulary, ("query", "docId", "rating"))
+    found = 0
+
+    def wanted(prefix: str) -> bool:
+        return prefix.startswith("judgmentRatings.") and prefix.count(".") == 1
+
+    for item in json_values(chunks, wanted):
+        if isinstance(item, LineError):
+            yield item
+            continue
+        found += 1
+        if item.key == "item":
+            entry = item.value if isinstance(item.value, LineDict) else LineDict()
+            text, ratings = entry.get("query"), entry.get("ratings")
+        else:
+            text, ratings = item.key, item.value
+        yield from _opensearch_query(item.line, text, ratings, vocabulary, pairs)
+    if not found:
+        yield LineError(1, "judgmentRatings", 'The file has no "judgmentRatings".')
+    yield from pairs.errors()
+
+
+def _opensearch_query(line, text, ratings, vocabulary, pairs: _Pairs) -> Iterator:
+    if not isinstance(ratings, list):
+        yield LineError(line, "ratings", "must be a list of {docId, rating}.")
+        return
+    query = _or_create(
+        query_by_text(line, text, vocabulary, "query", pairs.unknown_queries), text, vocabulary
+    )
+    for rating in ratings:
+        if not isinstance(rating, LineDict) or "docId" not in rating:
+            yield LineError(
+                getattr(rating, "line", line), "ratings", 'Each rating needs "docId" and "rating".'
+            )
+            continue
+        yield from pairs.row(rating.line, query, rating["docId"], rating.get("rating"))
+
+
+def quepid_book(chunks: Iterable[bytes], vocabulary: Vocabulary):
+    """A Quepid book export (its JSON, or the .json.zip Quepid offers for download):
+    every rater's judgement of every query/document pair.
+
+    Each judgement becomes an event of the rater named by ``user_email`` (an account
+    matched or created by the service) or, for Quepid's AI judges, ``judge_name``:
+    a rating is a grade, ``unrateable`` is "can't tell", ``judge_later`` is skipped,
+    ``explanation`` is the note, and ``updated_at``/``created_at`` (when present) the
+    time. Each answer gets an event id from its rater, pair and answer, so importing
+    the book again adds only the answers that changed.
+    """
+    pairs = _Pairs(vocabulary, ("query_text", "doc_id", "rating"))
+    found, chunks = 0, unzipped(chunks)
+    for item in json_values(chunks, "query_doc_pairs.item".__eq__, {"query_doc_pairs": list}):
+        if isinstance(item, LineError):
+            yield item
+            continue
+        found += 1
+        yield from _book_pair(item, vocabulary, pairs)
+    if not found:
+        yield LineError(1, "query_doc_pairs", 'The file has no "query_doc_pairs".')
+    yield from pairs.errors()
+
+
+def _book_pair(item, vocabulary: Vocabulary, pairs: _Pairs) -> Iterator:
+    pair = item.value
+    if not isinstance(pair, LineDict) or not isinstance(pair.get("judgements", []), list):
+        yield LineError(
+            item.line,
+            "query_doc_pairs",
+            'Each pair needs "query_text", "doc_id" and "judgements" (a list).',
+        )
+        return
+    text = pair.get("query_text")
+    query = _or_create(
+        query_by_text(pair.line, text, vocabulary, "query_text", pairs.unknown_queries),
+        text,
+        vocabulary,
+    )
+    for judgement in pair.get("judgements", []):
+        line = getattr(judgement, "line", pair.line)
+        event = _book_event(line, judgement)
+        if isinstance(event, LineError | Skip):
+            yield event
+            continue
+        kind, rating, fields = event
+        # The same answer in a later export of the book is the same event, imported once.
+        answer = json.dumps([fields["rater_key"], text, pair.get("doc_id"), kind, rating])
+        fields["event_id"] = "quepid:" + hashlib.sha256(answer.encode()).hexdigest()[:40]
+        if kind == "grade":
+            yield from pairs.row(line, query, pair.get("doc_id"), rating, kind=kind, **fields)
+        else:
+            yield from _cant_tell(pairs, line, query, pair.get("doc_id"), fields)
+
+
+def _book_event(line: int, judgement) -> tuple | LineError | Skip:
+    if not isinstance(judgement, LineDict):
+        return LineError(line, "judgements", "Each judgement must be an object.")
+    rater = judgement.get("user_email") or judgement.get("judge_name")
+    if not isinstance(rater, str) or not rater.strip():
+        return LineError(line, "user_email", "A judgement needs user_email (or judge_name).")
+    note = text_field(
+        judgement.get("explanation"), "explanation", line, limit=10_000, required=False
+    )
+    stamp = judgement.get("updated_at") or judgement.get("created_at")
+    created_at, problem = past_time(stamp) if stamp else (None, None)
+    if isinstance(note, LineError):
+        return note
+    if problem:
+        return LineError(line, "updated_at", problem)
+    fields = {"rater_key": rater.strip().lower(), "note": note, "created_at": created_at}
+    if judgement.get("judge_later") and judgement.get("rating") is None:
+        return Skip(line, "marked judge later")
+    if judgement.get("unrateable"):
+        return "cant_tell", None, fields
+    if judgement.get("rating") is None:
+        return Skip(line, UNRATED)
+    return "grade", judgement["rating"], fields
+
+
+def _cant_tell(pairs: _Pairs, line, query, docid, fields) -> Iterator:
+    # "Can't tell" has no grade to check: any grade on the scale stands in for the check.
+    stand_in = next(iter(pairs.vocabulary.grades), 0)
+    for row in pairs.row(line, query, docid, stand_in, kind="cant_tell", **fields):
+        yield row._replace(grade=None) if isinstance(row, JudgementRow) else row
 
 
 def events_jsonl(chunks: Iterable[bytes], vocabulary: Vocabulary):
@@ -182,7 +477,7 @@ def events_csv(chunks: Iterable[bytes], vocabulary: Vocabulary):
 
 
 def _events(records, vocabulary: Vocabulary):
-    seen = Duplicates(None, "This event")
+    seen, ids = Duplicates(None, "This event"), Duplicates("id", "This event id")
     for item in records:
         if isinstance(item, LineError):
             yield item
@@ -193,30 +488,42 @@ def _events(records, vocabulary: Vocabulary):
             continue
         key = (row.query_id, row.document_id, row.rater_id, row.kind, row.grade, row.created_at)
         seen.add(key, row.line)
+        if row.event_id:
+            ids.add(row.event_id, row.line)
         yield row
     yield from seen.errors()
+    yield from ids.errors()
 
 
 def event_row(line: int, record: dict, vocabulary: Vocabulary) -> JudgementRow | list:
     query = query_by_text(line, record.get("query"), vocabulary, "query")
     document = vocabulary.documents.get(str(record.get("document", "")).strip())
-    rater = vocabulary.raters.get(str(record.get("rater", "")).strip())
+    username = str(record.get("rater", "")).strip()
+    rater = vocabulary.raters.get(username)
     kind = str(record.get("kind") or "grade").strip()
     value = record.get("grade")
     grade, problem = grade_of("" if value is None else value, vocabulary.grades)
     if kind != "grade":
         grade, problem = None, None if value in (None, "") else f"A {kind} event has no grade."
     note = text_field(record.get("note"), "note", line, limit=10_000, required=False)
-    created_at, late = parse_time(record["created_at"]) if record.get("created_at") else (None, "")
+    created_at, late = past_time(record["created_at"]) if record.get("created_at") else (None, "")
+    event_id = text_field(record.get("id"), "id", line, limit=200, required=False)
     errors = [
         query if isinstance(query, LineError) else None,
         document is None and LineError(line, "document", "is not a document of the project."),
-        rater is None and LineError(line, "rater", "is not a user of this site."),
+        rater is None and _rater_problem(line, username, vocabulary),
         kind not in KINDS and LineError(line, "kind", f"must be one of {', '.join(KINDS)}."),
         problem and LineError(line, "grade", problem),
         note if isinstance(note, LineError) else None,
+        event_id if isinstance(event_id, LineError) else None,
         late and LineError(line, "created_at", late),
     ]
     if errors := [error for error in errors if error]:
         return errors
-    return JudgementRow(line, query, document, grade, kind, rater, note, created_at)
+    return JudgementRow(line, query, document, grade, kind, rater, note, created_at, event_id)
+
+
+def _rater_problem(line: int, username: str, vocabulary: Vocabulary) -> LineError:
+    if username in vocabulary.users:
+        return LineError(line, "rater", f'"{username}" is not an active user with the rater role.')
+    return LineError(line, "rater", "is not a user of this site.")

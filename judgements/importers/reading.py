@@ -5,12 +5,16 @@ import io
 import json
 import json.decoder
 import json.scanner
+import re
+import tempfile
+import zipfile
 from array import array
-from bisect import bisect
-from collections.abc import Iterable, Iterator
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
+from typing import NamedTuple
 
+import ijson
 import numpy as np
 
 from judgements.importers.rows import LineError
@@ -30,9 +34,13 @@ class Lines:
     """
 
     def __init__(self, chunks: Iterable[bytes]):
-        self.chunks, self.number, self.pending = iter(chunks), 0, []
+        self.chunks, self.number, self.pending, self.at_end = iter(chunks), 0, [], False
 
     def __iter__(self) -> Iterator[str]:
+        yield from self._lines()
+        self.at_end = True
+
+    def _lines(self) -> Iterator[str]:
         for block in self._blocks():
             if block is None:
                 self.number += 1
@@ -136,22 +144,44 @@ class Duplicates:
             yield LineError(line, self.field, f"{self.what} repeats line {original}.")
 
 
-@lru_cache(maxsize=4096)
 def grade_of(text, grades: frozenset[int]) -> tuple[int | None, str | None]:
     """The grade in ``text`` if it is a whole number on the scale, else an error message."""
+    if isinstance(text, bool) or not isinstance(text, str | int | float):
+        return None, f"must be a number, not {_kind_of(text)}."
+    return _grade_of(text, grades)
+
+
+def _kind_of(value) -> str:
+    if isinstance(value, list):
+        return "a list"
+    return "an object" if isinstance(value, dict) else "true or false"
+
+
+@lru_cache(maxsize=4096)
+def _grade_of(text, grades: frozenset[int]) -> tuple[int | None, str | None]:
     # Cached: a file repeats a handful of grade spellings a million times.
     value = str(text).strip()
     if not value:
         return None, "is empty."
-    try:
-        number = float(value)
-    except ValueError:
-        return None, f'"{value}" is not a number.'
+    number = ascii_number(value)
+    if number is None:
+        return None, f'"{value}" is not a number (digits 0-9 only).'
     if not number.is_integer():
         return None, f'"{value}" is not a whole number.'
     if int(number) not in grades:
         return None, f'"{value}" is outside the scale {scale_text(grades)}.'
     return int(number), None
+
+
+def ascii_number(text: str) -> float | None:
+    """``float(text)`` for text in ASCII digits; Python also reads Arabic-Indic or
+    full-width digits, which no other tool of the chain does."""
+    if not text.isascii():
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 def scale_text(grades: Iterable[int]) -> str:
@@ -192,16 +222,37 @@ def _csv_rows(lines: Lines, reader, header: list[str], lone_first_column: bool):
         except csv.Error as error:
             record = LineError(start, None, f"This is not valid CSV: {error}.")
         end = reader.line_num
+        if _unclosed_quote(record, start, end, lines):
+            record = LineError(start, None, "A quote opened on this line is never closed.")
         if lines.pending:
             yield from lines.drain()
         elif isinstance(record, LineError):
             yield record
         elif len(record) == len(header):
-            yield start, dict(zip(header, record, strict=True))
+            yield start, dict(zip(header, map(unguarded, record), strict=True))
         elif record and not (lone_first_column and len(record) == 1):
             message = f"{len(record)} columns where the header has {len(header)}."
             yield LineError(start, None, message)
     yield from lines.drain()
+
+
+_GUARDED = re.compile(r"'+[-=+@\t\r]")
+
+
+def unguarded(cell: str) -> str:
+    """A CSV cell without the ' an export puts before a spreadsheet formula character."""
+    return cell[1:] if cell[:1] == "'" and _GUARDED.match(cell) else cell
+
+
+def _unclosed_quote(record, start: int, end: int, lines: Lines) -> bool:
+    # The csv module reads an unclosed quote to the end of the file as one value.
+    return (
+        isinstance(record, list)
+        and end > start
+        and lines.at_end
+        and bool(record)
+        and record[-1].endswith(("\n", "\r"))
+    )
 
 
 def nonblank_lines(lines: Lines) -> Iterator[tuple[int, str] | LineError]:
@@ -217,18 +268,34 @@ def nonblank_lines(lines: Lines) -> Iterator[tuple[int, str] | LineError]:
     yield from lines.drain() if seen else empty_file_errors(lines)
 
 
-def split_lines(lines: Lines, columns: tuple[str, ...]):
-    """Yield ``(line, fields)`` for whitespace-separated text formats, or LineErrors."""
-    for item in nonblank_lines(lines):
-        if isinstance(item, LineError):
-            yield item
-            continue
-        line, parts = item[0], item[1].split()
-        if len(parts) == len(columns):
-            yield line, parts
-        else:
-            wanted = " ".join(columns)
-            yield LineError(line, None, f"{len(parts)} columns where {wanted} are expected.")
+ZIP_MAGIC = b"PK\x03\x04"
+
+
+def unzipped(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """The chunks, or, for a ZIP archive, those of its first member, read as they come.
+
+    A ZIP's directory is at its end, so the archive is spooled to a temporary file
+    (on disk past a few megabytes) first. A broken archive raises ``Unreadable``.
+    """
+    chunks = iter(chunks)
+    first = next(chunks, b"")
+    if not first.startswith(ZIP_MAGIC):
+        yield first
+        yield from chunks
+        return
+    with tempfile.SpooledTemporaryFile(max_size=8 << 20) as spool:
+        spool.write(first)
+        for chunk in chunks:
+            spool.write(chunk)
+        try:
+            with zipfile.ZipFile(spool) as archive, archive.open(archive.namelist()[0]) as member:
+                yield from iter(lambda: member.read(1 << 20), b"")
+        except (zipfile.BadZipFile, IndexError, OSError) as error:
+            raise Unreadable(f"The ZIP archive cannot be read ({error}).") from None
+
+
+class Unreadable(ValueError):
+    """An upload that cannot be read at all; the message says why."""
 
 
 class LineDict(dict):
@@ -237,51 +304,192 @@ class LineDict(dict):
     line = 0
 
 
-def load_json(chunks: Iterable[bytes]) -> tuple[object, list[LineError]]:
-    """Decode a whole JSON upload; every object in it is a LineDict with its line."""
-    data = b"".join(chunks_capped(chunks, MAX_JSON_BYTES + 1))
-    if len(data) > MAX_JSON_BYTES:
-        limit = MAX_JSON_BYTES >> 20
-        return None, [LineError(None, None, f"JSON files over {limit} MB are not accepted.")]
-    if problem := _binary_problem(data[:4096]):
-        return None, [problem]
+MAX_JSON_DEPTH = 64
+
+
+class JsonValue(NamedTuple):
+    """A value found at a wanted place of a JSON upload, built whole."""
+
+    prefix: str  # where it is, as ijson names it: "query_groups.item"
+    key: str  # its key in the enclosing object, or "item" in a list
+    line: int
+    value: object
+
+
+def json_values(
+    chunks: Iterable[bytes], wanted: Callable[[str], bool], shapes: dict[str, type] | None = None
+) -> Iterator[JsonValue | LineError]:
+    """Stream a JSON upload, building only the values at places ``wanted`` accepts.
+
+    The upload is parsed incrementally (ijson's C parser, fed at most one line at a
+    time so that every object knows the line it starts on), so memory holds one
+    wanted value at a time however large the file. ``shapes`` names places whose
+    value must be of a type (``{"query_groups": list}``); another type there is an
+    error naming the place. Objects inside built values are ``LineDict``s.
+    """
+    reader, builder, path = _LineReader(chunks), _Builder(), []
     try:
-        text = data.decode("utf-8").removeprefix("\ufeff")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        return None, [LineError(line, None, "The file is not UTF-8; save it as UTF-8.")]
-    if not text.strip():
-        return None, [LineError(None, None, "The file is empty.")]
-    try:
-        return _LineDecoder(text).decode(text), []
-    except json.JSONDecodeError as error:
-        return None, [LineError(error.lineno, None, f"This is not valid JSON: {error.msg}.")]
+        for event, value in ijson.basic_parse(reader, use_float=True):
+            if event == "map_key":
+                path[-1] = value
+                if builder.active:
+                    builder.keys[-1] = value
+                continue
+            if event in ("end_map", "end_array"):
+                path.pop()
+                if builder.active and (done := builder.end()):
+                    yield done
+                continue
+            if not builder.active:
+                prefix = ".".join(path)
+                if problem := _shape_problem(shapes or {}, prefix, event, reader.line):
+                    yield problem
+                elif wanted(prefix):
+                    builder.begin(prefix, path[-1] if path else "", reader.line)
+            if builder.active and (done := builder.add(event, value, reader.line)):
+                yield done
+            if event in ("start_map", "start_array"):
+                path.append("item" if event == "start_array" else "")
+                if len(path) > MAX_JSON_DEPTH:
+                    message = f"The JSON nests deeper than {MAX_JSON_DEPTH} levels."
+                    yield LineError(reader.line, None, message)
+                    return
+    except ijson.JSONError as error:
+        yield LineError(
+            reader.line if not reader.problems else None, None, _problem(error, reader)
+        )
+        return
+    except Unreadable as error:
+        yield LineError(None, None, str(error))
+        return
+    except (ValueError, RecursionError, OverflowError) as error:
+        yield LineError(reader.line, None, f"This is not valid JSON: {error}.")
+        return
+    yield from reader.problems
 
 
-def chunks_capped(chunks: Iterable[bytes], limit: int) -> Iterator[bytes]:
-    read = 0
-    for chunk in chunks:
-        yield chunk
-        read += len(chunk)
-        if read >= limit:
-            return
+def _shape_problem(shapes: dict, prefix: str, event: str, line: int) -> LineError | None:
+    expected = shapes.get(prefix)
+    if expected is None or _EVENT_TYPES[event][1] is expected:
+        return None
+    wanted = "an object" if expected is dict else "a list"
+    return LineError(line, prefix, f"must be {wanted}, not {_EVENT_TYPES[event][0]}.")
 
 
-class _LineDecoder(json.JSONDecoder):
-    # The pure-Python scanner calls parse_object for every "{", which the C one
-    # does not, so only it lets each object learn the line it starts on.
-    def __init__(self, text: str):
-        super().__init__()
-        newlines = [index for index, char in enumerate(text) if char == "\n"]
+_EVENT_TYPES = {
+    "start_map": ("an object", dict),
+    "start_array": ("a list", list),
+    "number": ("a number", float),
+    "string": ("a string", str),
+    "boolean": ("true or false", bool),
+    "null": ("null", None),
+}
 
-        def parse_object(s_and_end, *args, **kwargs):
-            found, end = json.decoder.JSONObject(s_and_end, *args, **kwargs)
-            located = LineDict(found)
-            located.line = bisect(newlines, s_and_end[1] - 1) + 1
-            return located, end
 
-        self.parse_object = parse_object
-        self.scan_once = json.scanner.py_make_scanner(self)
+def _problem(error: Exception, reader: "_LineReader") -> str:
+    if reader.problems:
+        return reader.problems[0].message
+    if reader.empty:
+        return "The file is empty."
+    lines = str(error).strip().splitlines()
+    first = lines[0] if lines else "the file ends too early"
+    if "integer overflow" in first:
+        return "A whole number is too large (over 18 digits); write it as a string."
+    return f"This is not valid JSON: {first}."
+
+
+class _Builder:
+    """Builds one JSON value from ijson's events; objects become LineDicts."""
+
+    def __init__(self):
+        self.active, self.stack, self.keys = False, [], []
+
+    def begin(self, prefix: str, key: str, line: int) -> None:
+        self.active, self.prefix, self.key, self.line = True, prefix, key, line
+        self.stack, self.keys, self.result = [], [], None
+
+    def add(self, event: str, value, line: int) -> JsonValue | None:
+        if event not in ("start_map", "start_array"):
+            self._put(value)
+            return None if self.stack else self._finished()
+        container = LineDict() if event == "start_map" else []
+        if event == "start_map":
+            container.line = line
+        self._put(container)
+        self.stack.append(container)
+        self.keys.append(None)
+        return None
+
+    def end(self) -> JsonValue | None:
+        self.stack.pop()
+        self.keys.pop()
+        return None if self.stack else self._finished()
+
+    def _put(self, value) -> None:
+        if not self.stack:
+            self.result = value
+        elif isinstance(self.stack[-1], list):
+            self.stack[-1].append(value)
+        else:
+            self.stack[-1][self.keys[-1]] = value
+
+    def _finished(self) -> JsonValue:
+        self.active = False
+        return JsonValue(self.prefix, self.key, self.line, self.result)
+
+
+class _LineReader:
+    """A file for ijson that hands over at most one line (and 64 KB) per read.
+
+    ijson parses each piece as it comes, so the line of the piece being parsed is the
+    line of the events it produces. Refuses files over ``MAX_JSON_BYTES``, UTF-16 and
+    binary files; a BOM is dropped.
+    """
+
+    PIECE = 1 << 16
+
+    def __init__(self, chunks: Iterable[bytes]):
+        self.chunks, self.buffer, self.offset = iter(chunks), b"", 0
+        self.line, self.new_line, self.read_bytes, self.empty = 1, False, 0, True
+        self.problems: list[LineError] = []
+
+    def read(self, size: int = -1) -> bytes:
+        if size == 0 or self.problems:
+            return b""
+        if self.offset >= len(self.buffer) and not self._fill():
+            return b""
+        if self.new_line:
+            self.line += 1
+        end = self.buffer.find(b"\n", self.offset, self.offset + self.PIECE)
+        end = min(len(self.buffer), self.offset + self.PIECE) if end < 0 else end + 1
+        piece, self.offset = self.buffer[self.offset : end], end
+        self.new_line = piece.endswith(b"\n")
+        self.empty = self.empty and not piece.strip()
+        return piece
+
+    def _fill(self) -> bool:
+        for chunk in self.chunks:
+            if not self.read_bytes:
+                if problem := _binary_problem(chunk):
+                    self.problems.append(problem)
+                    return False
+                chunk = chunk.removeprefix(b"\xef\xbb\xbf")
+            self.read_bytes += len(chunk)
+            if self.read_bytes > MAX_JSON_BYTES:
+                limit = MAX_JSON_BYTES >> 20
+                message = f"JSON files over {limit} MB are not accepted."
+                self.problems.append(LineError(None, None, message))
+                return False
+            if (nul := chunk.find(b"\x00")) >= 0:
+                line = (
+                    self.line + self.buffer.count(b"\n", self.offset) + chunk.count(b"\n", 0, nul)
+                )
+                self.problems.append(LineError(line, None, "A NUL byte: this is not a text file."))
+                return False
+            if chunk:
+                self.buffer, self.offset = self.buffer[self.offset :] + chunk, 0
+                return True
+        return False
 
 
 def json_lines(lines: Lines) -> Iterator[tuple[int, dict] | LineError]:
@@ -296,10 +504,36 @@ def json_lines(lines: Lines) -> Iterator[tuple[int, dict] | LineError]:
         except json.JSONDecodeError as error:
             yield LineError(line, None, f"This is not valid JSON: {error.msg}.")
             continue
-        if isinstance(value, dict):
+        except (RecursionError, ValueError) as error:
+            yield LineError(line, None, f"This is not valid JSON: {str(error)[:200]}.")
+            continue
+        if too_deep(value, text):
+            yield LineError(line, None, f"The JSON nests deeper than {MAX_JSON_DEPTH} levels.")
+        elif isinstance(value, dict):
             yield line, value
         else:
             yield LineError(line, None, "Each line must be a JSON object.")
+
+
+def too_deep(value, text: str) -> bool:
+    """Whether ``value`` (decoded from ``text``) nests deeper than MAX_JSON_DEPTH."""
+    if text.count("{") + text.count("[") <= MAX_JSON_DEPTH:
+        return False
+    level, depth = [value], 0
+    while level:
+        depth += 1
+        if depth > MAX_JSON_DEPTH:
+            return True
+        level = [
+            child
+            for item in level
+            for child in (item.values() if isinstance(item, dict) else item)
+            if isinstance(child, dict | list)
+        ]
+    return False
+
+
+FUTURE_SKEW = timedelta(minutes=5)
 
 
 def parse_time(text) -> tuple[datetime | None, str | None]:
@@ -317,6 +551,15 @@ def parse_time(text) -> tuple[datetime | None, str | None]:
         return None, f'"{text}" is out of range.'
 
 
+def past_time(text) -> tuple[datetime | None, str | None]:
+    """``parse_time``, refusing times later than now (plus a few minutes of clock skew):
+    an event dated in the future would stay its rater's current answer until then."""
+    moment, problem = parse_time(text)
+    if moment is not None and moment > datetime.now(UTC) + FUTURE_SKEW:
+        return None, f'"{text}" is in the future; events cannot be dated later than now.'
+    return moment, problem
+
+
 def text_field(value, name: str, line: int, *, limit: int, required=True):
     """A string field of at most ``limit`` characters, or a LineError."""
     if value is None or (isinstance(value, str) and not value.strip()):
@@ -329,3 +572,26 @@ def text_field(value, name: str, line: int, *, limit: int, required=True):
     if len(value) > limit:
         return LineError(line, name, f"is longer than {limit} characters.")
     return value
+
+
+def key_field(value, name: str, line: int, *, limit: int = 200):
+    """An identifier (a document id): text without spaces or line ends, which would
+    break the whitespace-separated qrels and run files it is exported to."""
+    key = text_field(value, name, line, limit=limit)
+    if isinstance(key, str) and _WHITESPACE.search(key):
+        return LineError(line, name, f"{key[:100]!r} contains whitespace; ids cannot.")
+    return key
+
+
+_WHITESPACE = re.compile(r"\s")
+MISSING_VALUES = {"nan", "null", "none", "n/a", "#n/a"}
+
+
+def single_line_text(value, name: str, line: int, *, limit: int):
+    """A one-line text such as a query; a spreadsheet's missing-value marker is refused."""
+    text = text_field(value, name, line, limit=limit)
+    if isinstance(text, str) and text.lower() in MISSING_VALUES:
+        return LineError(line, name, f'"{text}" is how spreadsheets write a missing value.')
+    if isinstance(text, str) and ("\n" in text or "\r" in text):
+        return LineError(line, name, "contains a line break (is a quote left open?).")
+    return text

@@ -50,13 +50,37 @@ class ErrorLog:
 
 @dataclass
 class Vocabulary:
-    """What the project knows, for turning names in a file into ids."""
+    """What the project knows, for turning names in a file into ids.
+
+    With ``create_missing``, a qrels, run or pair file's unknown documents (and
+    unknown query ids) become rows that name them by key, for the service to create.
+    """
 
     grades: frozenset[int] = frozenset()
     queries: dict[str, int] = field(default_factory=dict)  # text -> id
-    qids: dict[str, int] = field(default_factory=dict)  # TREC qid -> id
+    qids: dict[str, int] = field(default_factory=dict)  # external id (TREC qid) -> id
     documents: dict[str, int] = field(default_factory=dict)  # external id -> id
-    raters: dict[str, int] = field(default_factory=dict)  # username -> id
+    raters: dict[str, int] = field(default_factory=dict)  # active rater's username -> id
+    users: frozenset[str] = frozenset()  # every username, to tell unknown from refused
+    create_missing: bool = False
+
+    def query_text(self, query_id: int) -> str:
+        if not hasattr(self, "_texts"):
+            self._texts = {pk: text for text, pk in self.queries.items()}
+        return self._texts.get(query_id, "")
+
+
+class Skip(NamedTuple):
+    """A line a parser leaves out on purpose; the import's summary counts them by reason."""
+
+    line: int | None
+    reason: str
+
+
+class Note(NamedTuple):
+    """A sentence for the import's summary (how a file was read)."""
+
+    message: str
 
 
 class QueryRow(NamedTuple):
@@ -85,20 +109,32 @@ class RunInfo(NamedTuple):
 
 
 class HitRow(NamedTuple):
+    """A hit; ``rank`` is the file's (TREC: its rank column, or None when it is not a
+    whole number), ``query_id`` None for a query to create under ``query_key``."""
+
     line: int
-    query_id: int
+    query_id: int | None
     external_id: str
-    rank: int
+    rank: int | None
     score: float | None
     document: DocumentRow | None = None
+    query_key: str = ""
 
 
 class JudgementRow(NamedTuple):
+    """One judgement event. ``query_id``/``document_id`` are None for a query or
+    document to create under ``query_key``/``document_key``; ``rater_id`` None is the
+    project's import rater, or the account of ``rater_key`` (an e-mail address)."""
+
     line: int
-    query_id: int
-    document_id: int
+    query_id: int | None
+    document_id: int | None
     grade: int | None
     kind: str = "grade"
-    rater_id: int | None = None  # None: the project's import rater
+    rater_id: int | None = None
     note: str = ""
     created_at: datetime | None = None
+    event_id: str = ""
+    query_key: str = ""
+    document_key: str = ""
+    rater_key: str = ""

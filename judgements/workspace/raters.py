@@ -12,7 +12,6 @@ from django.contrib import messages
 from django.contrib.auth.models import User
 from django.contrib.auth.views import PasswordResetConfirmView
 from django.core.exceptions import ValidationError
-from django.db import connection
 from django.db.models import Q
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse, reverse_lazy
@@ -25,6 +24,7 @@ from judgements.models import Project
 from judgements.queue import pool_summary, project_rater_progress
 from judgements.roles import Role, role_required
 from judgements.workspace.forms import AccountForm, RaterAccountForm
+from metrics.dashboards.raters import rater_answer_counts
 
 INVITATION_KEY = "raters:invitation"
 
@@ -53,58 +53,29 @@ class RaterLine:
     mean_absolute_deviation: float | None = None
 
 
-# Pairs whose current answer (as of a moment) by the rater is "can't tell": each
-# can't-tell event is checked with a probe of judgement_latest_idx for a later one.
-CANT_TELL_SQL = """
-SELECT event.rater_id, count(*)
-FROM judgements_judgement event
-JOIN judgements_query query ON query.id = event.query_id
-WHERE query.project_id = %(project)s AND event.kind = 'cant_tell'
-  AND event.created_at <= %(as_of)s
-  AND NOT EXISTS (
-      SELECT FROM judgements_judgement later
-      WHERE later.query_id = event.query_id AND later.document_id = event.document_id
-        AND later.rater_id = event.rater_id AND later.created_at <= %(as_of)s
-        AND (later.created_at, later.id) > (event.created_at, event.id))
-GROUP BY event.rater_id
-"""
-
-
-def cant_tell_counts(project: Project, *, as_of: dt.datetime) -> dict[int, int]:
-    """How many pairs each rater's current answer as of ``as_of`` is "can't tell" for."""
-    with connection.cursor() as cursor:
-        cursor.execute(CANT_TELL_SQL, {"project": project.pk, "as_of": as_of})
-        return dict(cursor.fetchall())
-
-
-def skip_counts(project: Project) -> dict[int, int] | None:
-    """Skips per rater id: the place for them on the raters page.
-
-    Skips live in each rater's browser session today, so there is nothing to count
-    (None: the page shows "—"). Once skips are stored on the server, return their
-    count per rater id here.
-    """
-    return None
-
-
 def rater_lines(project: Project, report=None) -> list[RaterLine]:
     """Everyone who rates or may rate ``project``, and everyone who answered in it."""
     as_of = report.as_of if report is not None else timezone.now()
     progress = {row.username: row for row in project_rater_progress(project)}
     agreement = {row.username: row for row in report.raters} if report is not None else {}
-    cant_tell, skips = cant_tell_counts(project, as_of=as_of), skip_counts(project)
+    # Skips and can't-tell answers: the raters dashboard's counts (one query for both).
+    answers = (
+        report.answer_counts if report is not None else rater_answer_counts(project, as_of=as_of)
+    )
+    counts = {row.username: row for row in answers}
     named = set(project.raters.values_list("pk", flat=True))
     users = User.objects.filter(
         Q(groups__name=Role.RATER.value)
         | Q(pk__in=named)
-        | Q(pk__in=cant_tell)
+        | Q(username__in=counts)
         | Q(username__in=[*progress, *agreement])
     ).distinct()
     lines = [_line(user, named) for user in users.prefetch_related("groups")]
     for line in lines:
         _fill(line, progress.get(line.username), agreement.get(line.username))
-        line.cant_tell = cant_tell.get(line.user_id, 0)
-        line.skips = skips.get(line.user_id, 0) if skips is not None else None
+        answered = counts.get(line.username)
+        line.cant_tell = answered.cant_tell if answered else 0
+        line.skips = answered.skips if answered else 0
     return sorted(lines, key=lambda line: line.username.lower())
 
 
@@ -244,6 +215,9 @@ class InvitationView(PasswordResetConfirmView):
 
     template_name = "registration/invitation.html"
     post_reset_login = True
+    # Two backends (django-axes first) are configured: the sign-in after the password is
+    # set names the one that holds accounts.
+    post_reset_login_backend = "django.contrib.auth.backends.ModelBackend"
     success_url = reverse_lazy("judgements:home")
 
     def form_valid(self, form):

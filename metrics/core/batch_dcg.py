@@ -14,6 +14,7 @@ from metrics.core.gains import (
     discount_prefix_sums,
     discount_values,
     gain_values,
+    signed_gain_values,
 )
 from metrics.core.segments import (
     FloatArray,
@@ -62,9 +63,17 @@ def ranked_dcg(
 
 
 def ranked_dcg_and_judged(
-    ranked: FloatArray, offsets: Int64Array, k: int | None, gain: Gain, discount: Discount
+    ranked: FloatArray,
+    offsets: Int64Array,
+    k: int | None,
+    gain: Gain,
+    discount: Discount,
+    *,
+    signed: bool = False,
 ) -> tuple[FloatArray, Int64Array, Int64Array]:
     """DCG at ``k`` and the judged and returned hit counts in each query's top ``k``.
+
+    ``signed``: negative grades keep their sign in the gain (``negative="penalise"``).
 
     Examples
     --------
@@ -79,13 +88,14 @@ def ranked_dcg_and_judged(
     retrieved = np.minimum(lengths, width)
     # A dense (queries x width) matrix turns the sums into one matrix-vector
     # product; it is used when padding short lists wastes little memory.
+    gains_of = signed_gain_values if signed else gain_values
     if len(lengths) * width <= 2 * len(ranked) + 1024:
         matrix, _ = padded_rows(ranked, offsets, width)
-        dcg = gain_values(matrix, gain) @ discount_values(width, discount)
+        dcg = gains_of(matrix, gain) @ discount_values(width, discount)
         return dcg, np.count_nonzero(~np.isnan(matrix), axis=1).astype(np.int64), retrieved
     weights = np.zeros(longest)
     weights[:width] = discount_values(width, discount)
-    dcg = segment_sums(gain_values(ranked, gain) * weights[positions(offsets)], offsets)
+    dcg = segment_sums(gains_of(ranked, gain) * weights[positions(offsets)], offsets)
     return dcg, judged_counts(ranked, offsets, k)[0], retrieved
 
 
@@ -150,12 +160,50 @@ def idcg_from_grades(
     if counts is not None:
         return idcg_from_counts(counts, depth, gain, discount)
     usable = grades >= 0  # NaN compares False, so unjudged grades drop out too.
+    if np.all(usable) and _highest_first(grades, offsets):
+        # Already the ideal lists (the packed grades come so): the sort is skipped.
+        return ranked_dcg(grades, offsets, depth, gain, discount)
     owner = segment_ids(offsets)[usable]
     values = grades[usable]
     n_queries = len(offsets) - 1
     order = np.lexsort((-values, owner))
     sorted_offsets = np.searchsorted(owner[order], np.arange(n_queries + 1))
     return ranked_dcg(values[order], sorted_offsets, depth, gain, discount)
+
+
+def _highest_first(grades: FloatArray, offsets: Int64Array) -> bool:
+    """Whether each segment of ``grades`` is in non-increasing order.
+
+    Examples
+    --------
+    >>> _highest_first(np.array([2.5, 1.0, 0.5, 3.0]), np.array([0, 3, 4]))
+    True
+    >>> _highest_first(np.array([1.0, 2.5]), np.array([0, 2]))
+    False
+    """
+    rises = np.flatnonzero(np.diff(grades) > 0) + 1
+    # A rise is allowed only where a new segment starts.
+    return bool(np.all(np.isin(rises, offsets)))
+
+
+def worst_dcg_from_grades(
+    grades: FloatArray, offsets: Int64Array, depth: int | None, gain: Gain, discount: Discount
+) -> FloatArray:
+    """DCG of each query's worst ordering: its negative grades, most harmful first.
+
+    The worst ordering of :mod:`metrics.core.ndcg` (``negative="penalise"``) is the
+    ideal ordering of the harm done, so its DCG is minus the ideal DCG of the
+    negative grades' magnitudes (``2**|g| - 1`` is the magnitude of the signed
+    exponential gain); 0 for a query with no negative grade.
+
+    Examples
+    --------
+    >>> grades, offsets = np.array([-2.0, 3, -1, np.nan, 1.0]), np.array([0, 3, 5])
+    >>> worst_dcg_from_grades(grades, offsets, None, "linear", "log2").round(6).tolist()
+    [-2.63093, 0.0]
+    """
+    harm = np.where(grades < 0, -grades, np.nan)
+    return 0.0 - idcg_from_grades(harm, offsets, depth, gain, discount)
 
 
 def grade_counts(grades: FloatArray, offsets: Int64Array) -> Int64Array | None:

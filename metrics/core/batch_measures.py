@@ -1,4 +1,4 @@
-"""Precision, average precision and reciprocal rank of every query in one pass.
+"""Precision, average precision, reciprocal rank and ERR of every query in one pass.
 
 Same definitions as :mod:`metrics.core.measures`, on the flat layout of
 :mod:`metrics.core.segments`: ``ranked_grades`` holds every query's hits in
@@ -8,6 +8,7 @@ rank order (NaN for unjudged) and ``offsets`` marks where each query starts.
 import numpy as np
 from numpy.typing import ArrayLike
 
+from metrics.core.measures import stopping_probabilities
 from metrics.core.ndcg import check_k
 from metrics.core.segments import (
     FloatArray,
@@ -15,6 +16,7 @@ from metrics.core.segments import (
     positions,
     segment_maxima,
     segment_sums,
+    within_segment_cumprod,
     within_segment_cumsum,
 )
 
@@ -135,3 +137,51 @@ def reciprocal_rank_batch(
     if k is not None:
         relevant &= rank <= k
     return segment_maxima(np.where(relevant, 1.0 / rank, 0.0), offsets)
+
+
+def expected_reciprocal_rank_batch(
+    ranked_grades: ArrayLike, offsets: ArrayLike, *, k: int | None, max_grade: float
+) -> FloatArray:
+    """Expected reciprocal rank (ERR) at ``k`` of every query.
+
+    The chance of reaching a rank is the product of ``1 - R`` over the ranks above
+    it, a running product within each query.
+
+    Parameters
+    ----------
+    ranked_grades : array-like of float, shape (n_hits,)
+        NaN (unjudged) and negative grades stop nobody.
+    offsets : array-like of int, shape (n_queries + 1,)
+    k : int or None
+        Cut-off; None uses whole lists.
+    max_grade : float
+        Highest grade of the scale; see :func:`metrics.core.measures.expected_reciprocal_rank`.
+
+    Returns
+    -------
+    err : ndarray of float64, shape (n_queries,)
+
+    References
+    ----------
+    .. [1] Chapelle, Metzler, Zhang & Grinspan, "Expected reciprocal rank for
+       graded relevance", CIKM 2009.
+
+    Examples
+    --------
+    Worked example A's grades, and a query with only an unjudged hit:
+
+    >>> expected_reciprocal_rank_batch([2, 3, 1, 2, np.nan], [0, 4, 5], k=4,
+    ...                                max_grade=3).round(12).tolist()
+    [0.65810139974, 0.0]
+    """
+    k = check_k(k)
+    ranked = np.asarray(ranked_grades, dtype=np.float64)
+    offsets = check_offsets(offsets, len(ranked))
+    rank = positions(offsets) + 1
+    stop = stopping_probabilities(ranked, max_grade)
+    if k is not None:
+        stop = np.where(rank <= k, stop, 0.0)
+    # The user reaches a rank only if they did not stop at any rank above it.
+    carried_on = within_segment_cumprod(1.0 - stop, offsets)
+    reach = np.where(rank > 1, np.r_[1.0, carried_on[:-1]], 1.0)
+    return segment_sums(reach * stop / rank, offsets)

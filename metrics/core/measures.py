@@ -168,10 +168,21 @@ def expected_reciprocal_rank(ranked_grades: Grades, *, k: int | None, max_grade:
     >>> round(expected_reciprocal_rank([2, 3, 1, 2], k=4, max_grade=3), 12)
     0.65810139974
     """
-    if max_grade <= 0:
-        raise ValueError(f"max_grade must be positive, not {max_grade}")
-    grades = np.clip(np.fmax(as_grades(ranked_grades)[: check_k(k)], 0.0), 0.0, max_grade)
-    stop = (np.exp2(grades) - 1.0) / np.exp2(max_grade)
+    stop = stopping_probabilities(as_grades(ranked_grades)[: check_k(k)], max_grade)
     # The user reaches rank r only if they did not stop at any rank before it.
     reach = np.concatenate(([1.0], np.cumprod(1.0 - stop)[:-1]))
     return float(np.sum(reach * stop / np.arange(1, len(stop) + 1)))
+
+
+def stopping_probabilities(grades: NDArray, max_grade: float) -> NDArray:
+    """ERR's ``R = (2**g - 1) / 2**max_grade`` of each grade; NaN and negative give 0.
+
+    Examples
+    --------
+    >>> stopping_probabilities(np.array([3.0, 0.0, np.nan, -1.0]), 3).tolist()
+    [0.875, 0.0, 0.0, 0.0]
+    """
+    if max_grade <= 0:
+        raise ValueError(f"max_grade must be positive, not {max_grade}")
+    clipped = np.clip(np.fmax(grades, 0.0), 0.0, max_grade)
+    return (np.exp2(clipped) - 1.0) / np.exp2(max_grade)

@@ -159,6 +159,36 @@ def within_segment_cumsum(values: NDArray, offsets: Int64Array) -> NDArray:
     return running - np.repeat(before, np.diff(offsets))
 
 
+def within_segment_cumprod(values: FloatArray, offsets: Int64Array) -> FloatArray:
+    """Running product of ``values`` that restarts at the beginning of every segment.
+
+    One running product over all segments would underflow, and logarithms summed
+    over all segments lose digits to cancellation. When the segments are of
+    similar lengths (a top k), they are laid out as the rows of a matrix whose
+    rows ``np.cumprod`` runs along; otherwise a doubling scan: pass ``j``
+    multiplies each value by the partial product ``2**j`` places before it in its
+    segment, so ``log2`` of the longest segment passes suffice.
+
+    Examples
+    --------
+    >>> within_segment_cumprod(np.array([2.0, 3.0, 4.0, 5.0]), np.array([0, 3, 4])).tolist()
+    [2.0, 6.0, 24.0, 5.0]
+    """
+    product = np.array(values, dtype=np.float64)
+    longest = int(np.diff(offsets).max(initial=0))
+    if (len(offsets) - 1) * longest <= 4 * len(product):
+        matrix, present = padded_rows(product, offsets, longest)
+        return np.cumprod(np.where(present, matrix, 1.0), axis=1)[present]
+    position = positions(offsets)
+    step = 1
+    while step < longest:
+        later = np.flatnonzero(position >= step)
+        # The right-hand side is read in full before any value is replaced.
+        product[later] = product[later] * product[later - step]
+        step *= 2
+    return product
+
+
 def sorted_lookup(sorted_keys: NDArray, values: FloatArray, keys: NDArray) -> FloatArray:
     """``values`` at each of ``keys`` in ``sorted_keys`` (ascending), NaN where absent.
 

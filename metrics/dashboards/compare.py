@@ -48,6 +48,8 @@ class Comparison:
     queries: int
     only_a: int
     only_b: int
+    # Queries both lists returned that nobody has graded: left out of a mean over judged ones.
+    unjudged: int
     mean_a: float | None
     mean_b: float | None
     wins: int
@@ -57,9 +59,24 @@ class Comparison:
     interval: ConfidenceInterval
     most_improved: list[DeltaRow]
     most_degraded: list[DeltaRow]
+    # Every query in common, worst regression first; ``rows`` is the page asked for.
+    ordered: list[DeltaRow]
     page: Page
     rows: list[DeltaRow]
-    chart: dict
+
+    @property
+    def chart(self) -> dict:
+        """The scatter plot's data, for ``json_script``: A's value against B's, per query.
+
+        Past ``LABELLED_POINTS`` the tooltips leave out the query text, which would
+        otherwise dominate the page's weight.
+        """
+        labelled = len(self.ordered) <= LABELLED_POINTS
+        points = [
+            {"x": row.a, "y": row.b, **({"label": row.text} if labelled else {})}
+            for row in self.ordered
+        ]
+        return {"a": self.a.result_list.name, "b": self.b.result_list.name, "points": points}
 
     @property
     def mean_difference(self) -> float:
@@ -82,29 +99,35 @@ def comparison(
     *,
     as_of: dt.datetime | None,
     page: int | None,
+    page_size: int = PAGE_SIZE,
 ) -> Comparison:
-    """Paired comparison of ``b`` against ``a`` over the queries both returned."""
+    """Paired comparison of ``b`` against ``a`` over the queries both returned (those
+    with a current grade, when the metric's mean is over judged queries)."""
     first, second = list_evaluations(project, spec, as_of=as_of, result_lists=[a, b])
-    common = np.intersect1d(first.query_ids, second.query_ids)
+    common = np.intersect1d(first.query_ids[first.counted], second.query_ids[second.counted])
     values_a, values_b = first.values_for(common), second.values_for(common)
     delta = values_b - values_a
     texts = _texts(project, common)
     order = _worst_first(delta, texts)
-    paged = Paginator(order, PAGE_SIZE).get_page(page)
-
-    def rows(positions) -> list[DeltaRow]:
-        return [
-            DeltaRow(int(common[i]), texts[i], float(values_a[i]), float(values_b[i]))
-            for i in positions
-        ]
-
+    ordered = [
+        DeltaRow(query, texts[i], a_value, b_value)
+        for i, query, a_value, b_value in zip(
+            order.tolist(),
+            common[order].tolist(),
+            values_a[order].tolist(),
+            values_b[order].tolist(),
+            strict=True,
+        )
+    ]
+    paged = Paginator(ordered, page_size).get_page(page)
     test, interval = significance(values_a, values_b)
     return Comparison(
         a=first,
         b=second,
         queries=len(common),
-        only_a=len(first.query_ids) - len(common),
-        only_b=len(second.query_ids) - len(common),
+        only_a=len(np.setdiff1d(first.query_ids, second.query_ids)),
+        only_b=len(np.setdiff1d(second.query_ids, first.query_ids)),
+        unjudged=len(np.intersect1d(first.query_ids, second.query_ids)) - len(common),
         mean_a=float(values_a.mean()) if len(common) else None,
         mean_b=float(values_b.mean()) if len(common) else None,
         wins=int(np.count_nonzero(delta > TIE)),
@@ -112,12 +135,39 @@ def comparison(
         losses=int(np.count_nonzero(delta < -TIE)),
         test=test,
         interval=interval,
-        most_improved=[row for row in rows(order[::-1][:MOST_CHANGED]) if row.delta > TIE],
-        most_degraded=[row for row in rows(order[:MOST_CHANGED]) if row.delta < -TIE],
+        most_improved=[row for row in ordered[::-1][:MOST_CHANGED] if row.delta > TIE],
+        most_degraded=[row for row in ordered[:MOST_CHANGED] if row.delta < -TIE],
+        ordered=ordered,
         page=paged,
-        rows=rows(paged.object_list),
-        chart=_scatter(values_a[order], values_b[order], [texts[i] for i in order], a, b),
+        rows=list(paged.object_list),
     )
+
+
+@dataclass(frozen=True)
+class Gate:
+    """Whether B may replace A: its mean fell by no more than ``max_drop``, and why."""
+
+    max_drop: float
+    passed: bool
+    reason: str
+
+
+def comparison_gate(comparison: Comparison, spec: MetricSpec, *, max_drop: float) -> Gate:
+    """Pass unless the mean over the queries in common fell by more than ``max_drop``
+    (a drop within ``TIE`` of it passes: rounding noise is not a regression)."""
+    if comparison.queries == 0:
+        reason = "The two result lists have no query in common, so nothing was compared."
+        return Gate(max_drop, False, reason)
+    change = comparison.mean_difference
+    moved = (
+        f"Mean {spec.label} {'fell' if change < 0 else 'rose'} by {abs(change):.4f} "
+        f"({comparison.mean_a:.4f} to {comparison.mean_b:.4f}) over {comparison.queries} "
+        f"queries in common: {comparison.losses} lost, {comparison.wins} gained, "
+        f"{comparison.ties} tied; p = {comparison.test.p_value:.3g}."
+    )
+    passed = -change <= max_drop + TIE
+    verdict = "within" if passed else "more than"
+    return Gate(max_drop, passed, f"{moved} The drop allowed is {max_drop:g}: {verdict} it.")
 
 
 def significance(values_a, values_b) -> tuple[RandomisationTest, ConfidenceInterval]:
@@ -152,12 +202,3 @@ def _worst_first(delta: np.ndarray, texts: list[str]) -> np.ndarray:
     text_rank = np.empty(len(texts), dtype=np.int64)
     text_rank[by_text] = np.arange(len(texts))
     return np.lexsort((text_rank, delta))
-
-
-def _scatter(xs: np.ndarray, ys: np.ndarray, texts: list[str], a, b) -> dict:
-    labelled = len(texts) <= LABELLED_POINTS
-    points = [{"x": x, "y": y} for x, y in zip(xs.tolist(), ys.tolist(), strict=True)]
-    if labelled:
-        for point, text in zip(points, texts, strict=True):
-            point["label"] = text
-    return {"a": a.name, "b": b.name, "points": points}

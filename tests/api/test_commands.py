@@ -16,9 +16,10 @@ def run(*args) -> tuple[str, str]:
 
 def test_it_imports_quepid_ratings_with_a_progress_bar(tmp_path, query_with_hits, analyst):
     path = tmp_path / "ratings.csv"
-    path.write_text("query,docid,rating\ntent,SKU-1,3\ntent,SKU-2,1\n")
+    path.write_text("query,docid,rating\ntent,SKU-1,3\ntent,SKU-2,1\nunrated,,\n")
     out, err = run("import_judgements", "outdoor", str(path), "--format=quepid", "--user=charlie")
     assert "Imported 2 judgements as import" in out and "(rater import.outdoor)" in out
+    assert "Skipped 1 lines: unrated (no grade)." in out
     assert "100%" in err
     assert Judgement.objects.get(grade=3).note == "Imported from quepid by charlie"
 
@@ -29,8 +30,8 @@ def test_a_bad_file_prints_every_error_and_imports_nothing(tmp_path, query_with_
     err = io.StringIO()
     with pytest.raises(CommandError, match="Nothing was imported: 2 errors"):
         call_command("import_judgements", "outdoor", str(path), "--format=quepid", stderr=err)
-    assert 'line 3, column rating: "5" is outside the scale 0-3.' in err.getvalue()
-    assert 'line 4, column query: "hat" is not a query of this project.' in err.getvalue()
+    assert "line 3, column rating: The project's scale is 0-3, but 1 grades" in err.getvalue()
+    assert 'line 4, column query: 1 queries unknown to the project, e.g. "hat"' in err.getvalue()
     assert not Judgement.objects.exists()
 
 
@@ -73,3 +74,23 @@ def test_it_exports_a_result_list_as_a_run(tmp_path, query_with_hits):
 def test_an_unknown_project_is_named(tmp_path, db):
     with pytest.raises(CommandError, match='No project has the slug "nowhere"'):
         run("import_documents", "nowhere", str(tmp_path / "missing.jsonl"))
+
+
+def test_create_missing_makes_the_unknown_documents_and_qids_of_a_qrels_file(
+    tmp_path, query_with_hits
+):
+    path = tmp_path / "new.qrels"
+    path.write_text(f"{query_with_hits.pk} 0 NEW-1 1\nT-9 0 NEW-2 3\n")
+    with pytest.raises(CommandError, match="Nothing was imported"):
+        run("import_judgements", "outdoor", str(path), "--format=qrels")
+    assert not Query.objects.filter(external_id="T-9").exists()
+
+    out, _ = run("import_judgements", "outdoor", str(path), "--format=qrels", "--create-missing")
+
+    assert "Imported 2 judgements" in out
+    assert Query.objects.get(external_id="T-9").text == "T-9"
+    assert set(Document.objects.filter(external_id__startswith="NEW-").values_list(
+        "external_id", flat=True
+    )) == {"NEW-1", "NEW-2"}  # fmt: skip
+    grades = Judgement.objects.order_by("grade").values_list("document__external_id", "grade")
+    assert list(grades) == [("NEW-1", 1), ("NEW-2", 3)]

@@ -7,8 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
 import pytest
-from rest_framework.authtoken.models import Token
 
+from judgements.api.tokens import token_create
 from judgements.models import Judgement
 from tests.factories import UserFactory
 
@@ -36,8 +36,11 @@ def post_grade(connection, token: str, body: dict, barrier: threading.Barrier):
 def test_fifty_clients_posting_at_once_store_every_event_exactly_once(
     live_server, query_with_hits
 ):
+    # Every client's grade has a slot: ten raters on each of the five pairs.
+    query_with_hits.project.judges_per_pair = CLIENTS
+    query_with_hits.project.save()
     raters = [UserFactory(username=f"machine{n:02d}", roles=["rater"]) for n in range(CLIENTS)]
-    tokens = [Token.objects.create(user=rater).key for rater in raters]
+    tokens = [token_create(user=rater) for rater in raters]
     documents = [hit.document for hit in query_with_hits.hits.order_by("rank")]
     connections = [connected(live_server.url) for _ in range(CLIENTS)]
     barrier = threading.Barrier(CLIENTS)

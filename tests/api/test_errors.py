@@ -1,8 +1,9 @@
 """One error shape for every 4xx, and the limits on anonymous and token clients."""
 
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
+
+from judgements.api.tokens import token_create
 
 
 def test_an_unknown_api_path_is_a_json_404(client_as, analyst):
@@ -21,6 +22,8 @@ def test_an_unknown_project_is_a_404_in_the_same_shape(client_as, analyst):
     assert response.json()["errors"][0]["message"] == "No Project matches the given query."
 
 
+# Anonymous requests count against the rate limit, kept in the database's shared cache.
+@pytest.mark.django_db
 def test_anonymous_requests_are_told_how_to_sign_in(client_as):
     response = client_as(None).get("/api/judgements/")
     assert response.status_code == 401
@@ -42,6 +45,7 @@ def test_malformed_json_is_a_400_in_the_same_shape(client_as, rater):
     assert response.json()["errors"][0]["message"].startswith("JSON parse error")
 
 
+@pytest.mark.django_db
 def test_anonymous_clients_are_throttled(settings):
     settings.REST_FRAMEWORK = settings.REST_FRAMEWORK | {
         "DEFAULT_THROTTLE_RATES": {"anon": "2/minute", "token": "2/minute"}
@@ -59,7 +63,7 @@ def test_token_clients_are_throttled_and_browser_sessions_are_not(settings, anal
     settings.REST_FRAMEWORK = settings.REST_FRAMEWORK | {
         "DEFAULT_THROTTLE_RATES": {"anon": "2/minute", "token": "2/minute"}
     }
-    script = APIClient(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=analyst).key}")
+    script = APIClient(HTTP_AUTHORIZATION=f"Token {token_create(user=analyst)}")
     assert [script.get("/api/projects/").status_code for _ in range(3)] == [200, 200, 429]
     browser = APIClient()
     browser.force_login(analyst)

@@ -91,7 +91,7 @@ def test_rre_export_is_one_json_document(charlie, judged):
 
 def test_an_empty_export_is_still_well_formed(charlie, project):
     assert json.loads(export(charlie, "consensus", "rre"))["query_groups"] == []
-    assert export(charlie, "judgements", "csv").startswith("id,query_id,query,")
+    assert export(charlie, "judgements", "csv").startswith("id,query_id,qid,query,")
     assert export(charlie, "grades", "qrels") == ""
 
 
@@ -134,9 +134,9 @@ def test_an_export_sees_the_requests_own_uncommitted_rows(analyst, judged):
     # The COPY runs in another thread but on this connection, inside this transaction.
     events = Judgement.objects.for_project(judged.project)
     export = exporters.judgement_export(
-        project=judged.project, events=events, dataset="events", file_format="qrels"
+        project=judged.project, events=events, dataset="events", file_format="jsonl"
     )
-    assert b"".join(export.chunks).count(b"\n") == 4
+    assert b"".join(export.chunks).count(b"\n") == 5
 
 
 def test_the_response_names_a_file(charlie, judged):

@@ -6,7 +6,7 @@ import pytest
 
 from judgements import importers
 from judgements.importers import JudgementRow, LineError, Vocabulary
-from judgements.importers.reading import MAX_LINE_BYTES, Lines, load_json
+from judgements.importers.reading import MAX_LINE_BYTES, Lines, json_values
 
 VOCABULARY = Vocabulary(
     grades=frozenset({0, 1, 2, 3}),
@@ -32,17 +32,23 @@ def test_it_reads_quepid_ratings_and_skips_an_unrated_query():
     assert rows == [JudgementRow(2, 1, 10, 3), JudgementRow(4, 2, 11, 0)]
 
 
-def test_it_names_the_line_and_column_of_a_grade_outside_the_scale():
-    rows = parse(importers.quepid_csv, "query,docid,rating\ntent,SKU-1,3\ntent,SKU-2,4\n")
-    assert errors_of(rows) == ['line 3, column rating: "4" is outside the scale 0-3.']
+def test_grades_outside_the_scale_are_one_error_at_the_first_of_them():
+    text = "query,docid,rating\ntent,SKU-1,3\ntent,SKU-2,4\nboots,SKU-1,-2\n"
+    assert errors_of(parse(importers.quepid_csv, text)) == [
+        "line 3, column rating: The project's scale is 0-3, but 2 grades are outside it "
+        "(from -2 to 4, the first on this line): map the file's grades to the scale, or "
+        "change the scale."
+    ]
 
 
-def test_it_reports_every_problem_of_a_line():
-    rows = parse(importers.quepid_csv, "query,docid,rating\nhat,SKU-9,x\n")
+def test_it_reports_every_problem_of_a_line_and_unknown_names_once_at_the_end():
+    rows = parse(importers.quepid_csv, "query,docid,rating\nhat,SKU-9,x\nhat,SKU-8,1\n")
     assert errors_of(rows) == [
-        'line 2, column query: "hat" is not a query of this project.',
-        'line 2, column docid: "SKU-9" is not a document of this project.',
-        'line 2, column rating: "x" is not a number.',
+        'line 2, column rating: "x" is not a number (digits 0-9 only).',
+        'line 2, column query: 1 queries unknown to the project, e.g. "hat" (line 2). '
+        "Import them first, or import with create_missing to create them.",
+        'line 2, column docid: 2 documents unknown to the project, e.g. "SKU-9" (line 2), '
+        '"SKU-8" (line 3). Import them first, or import with create_missing to create them.',
     ]
 
 
@@ -121,11 +127,11 @@ def test_it_reads_a_trec_run_and_its_tag():
     assert second.external_id == "SKU-9"
 
 
-def test_it_finds_repeated_ranks_and_documents_in_a_run():
+def test_it_finds_repeated_documents_in_a_run_but_not_repeated_ranks():
+    # trec_eval ignores the rank column, and so does the importer.
     text = "1 Q0 SKU-1 1 2 r\n1 Q0 SKU-2 1 1 r\n1 Q0 SKU-1 3 0 r\n"
     assert errors_of(parse(importers.run_trec, text)) == [
         "line 3, column docid: This document for this query repeats line 1.",
-        "line 2, column rank: This rank for this query repeats line 1.",
     ]
 
 
@@ -148,7 +154,10 @@ def test_a_line_that_is_not_utf8_is_named_and_the_others_still_read():
 def test_lines_split_across_chunks_keep_their_numbers_and_characters():
     text = "query,docid,rating\n" + "tent,SKU-1,3\n" + "tënt,SKU-2,1\r\n"
     chunked = parse(importers.quepid_csv, text.encode(), chunk=3)
-    assert errors_of(chunked) == ['line 3, column query: "tënt" is not a query of this project.']
+    assert errors_of(chunked) == [
+        'line 3, column query: 1 queries unknown to the project, e.g. "tënt" (line 3). '
+        "Import them first, or import with create_missing to create them."
+    ]
 
 
 def test_an_overlong_line_is_an_error_without_being_kept():
@@ -164,9 +173,20 @@ def test_lines_know_their_numbers_with_or_without_a_final_line_end():
 
 
 def test_json_objects_know_the_line_they_start_on():
-    data, errors = load_json([b'{"a": [\n  {"b": 1},\n\n  {"c": 2}\n]}'])
-    assert errors == []
+    (found,) = json_values([b'{"a": [\n  {"b": 1},\n\n  {"c": 2}\n]}'], "".__eq__)
+    data = found.value
     assert [data.line, data["a"][0].line, data["a"][1].line] == [1, 2, 4]
+
+
+def test_json_values_stream_only_the_wanted_places_each_with_its_line():
+    text = b'{"name": "x",\n "items": [\n  {"b": 1},\n  {"c": [2, {"d": 3}]}\n]}'
+    found = list(json_values([text[:7], text[7:]], {"name", "items.item"}.__contains__))
+    assert [(item.prefix, item.line, item.value) for item in found] == [
+        ("name", 1, "x"),
+        ("items.item", 3, {"b": 1}),
+        ("items.item", 4, {"c": [2, {"d": 3}]}),
+    ]
+    assert found[2].value["c"][1].line == 4
 
 
 def test_an_empty_file_is_one_error():

@@ -1,17 +1,15 @@
 """Uploads through the API: what each import writes when the file is good."""
 
 import json
-from pathlib import Path
 
 import pytest
 
-from judgements import services
+from judgements import imports
 from judgements.models import Document, Hit, Judgement, Query, ResultList
 from judgements.services import import_rater
 from tests.api.conftest import upload
 from tests.factories import DocumentFactory, ProjectFactory
-
-CRANFIELD = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "cranfield"
+from tests.shared import CRANFIELD
 
 
 @pytest.fixture
@@ -28,7 +26,7 @@ def post(client, url, content, **fields):
 def test_it_adds_new_queries_and_keeps_known_ones(charlie, query_with_hits):
     url = "/api/projects/outdoor/queries/import/"
     body = post(charlie, url, "text,description\ntent,ignored\nboots,For hiking\n", format="csv")
-    assert body == {"rows": 2, "created": 1, "updated": 0}
+    assert body == {"rows": 2, "created": 1, "updated": 0, "skipped": {}, "notes": []}
     boots = Query.objects.get(text="boots")
     assert (boots.project.slug, boots.description) == ("outdoor", "For hiking")
     assert Query.objects.get(text="tent").description == ""
@@ -46,7 +44,7 @@ def test_it_adds_documents_and_updates_known_ones(charlie, query_with_hits):
         '{"id": "SKU-9", "title": "Boots", "colour": "brown"}\n'
     )
     body = post(charlie, "/api/projects/outdoor/documents/import/", content)
-    assert body == {"rows": 2, "created": 1, "updated": 1}
+    assert body == {"rows": 2, "created": 1, "updated": 1, "skipped": {}, "notes": []}
     assert Document.objects.get(external_id="SKU-1").title == "Tent, 2 person"
     assert Document.objects.get(external_id="SKU-9").fields == {"colour": "brown"}
 
@@ -150,14 +148,14 @@ def test_it_imports_the_cranfield_collection_as_published(charlie):
 
 def test_a_document_deleted_during_the_import_rejects_it(charlie, query_with_hits, monkeypatch):
     doomed = DocumentFactory(project=query_with_hits.project, external_id="DOOMED")
-    insert = services._Staging.insert
+    insert = imports._Staging.insert
 
-    def delete_first(staging):
+    def delete_first(staging, *args):
         # What another transaction could do between reading the file and committing.
         Document.objects.filter(pk=doomed.pk).delete()
-        insert(staging)
+        return insert(staging, *args)
 
-    monkeypatch.setattr(services._Staging, "insert", delete_first)
+    monkeypatch.setattr(imports._Staging, "insert", delete_first)
     content = "query,docid,rating\ntent,SKU-1,3\ntent,DOOMED,1\n"
     response = charlie.post(
         "/api/projects/outdoor/judgements/import/",
@@ -167,3 +165,17 @@ def test_a_document_deleted_during_the_import_rejects_it(charlie, query_with_hit
     assert response.status_code == 400
     assert response.json()["errors"][0]["message"] == "A document was deleted during the import."
     assert not Judgement.objects.exists()
+
+
+def test_the_services_take_a_path_or_a_file_as_a_background_task_would(tmp_path, project):
+    path = tmp_path / "queries.csv"
+    path.write_text("id,text\nQ1,tent\n")
+    assert imports.query_import(project=project, upload=str(path), file_format="csv").created == 1
+    (tmp_path / "docs.jsonl").write_text('{"id": "SKU-1"}\n')
+    with (tmp_path / "docs.jsonl").open("rb") as file:
+        assert imports.document_import(project=project, upload=file).created == 1
+    (tmp_path / "qrels").write_text("Q1 0 SKU-1 2\n")
+    result = imports.judgement_import(
+        project=project, upload=tmp_path / "qrels", file_format="qrels", uploaded_by=None
+    )
+    assert result.created == 1

@@ -10,7 +10,8 @@ from django.urls import get_resolver
 
 from judgements.models import Job, Project
 from judgements.projects import settings_fields
-from tests.api.conftest import upload
+from tests.api.conftest import NOV, upload
+from tests.factories import ResultListFactory
 
 OK = {"GET": 200, "POST": 201, "PUT": 200, "PATCH": 200, "DELETE": 202}
 
@@ -70,6 +71,12 @@ def endpoints(project, result_list, query, document, job):
             f"/api/projects/{slug}/search-log/metrics/export/",
             None,
         ),
+        ("result-list-metrics", "GET", f"/api/result-lists/{run}/metrics/", None),
+        ("result-list-series", "GET", f"/api/result-lists/{run}/series/?format=csv", None),
+        ("query-series", "GET", f"/api/result-lists/{run}/queries/{qid}/series/", None),
+        ("query-working", "GET", f"/api/result-lists/{run}/queries/{qid}/working/", None),
+        ("result-list-unjudged", "GET", f"/api/result-lists/{run}/unjudged/", None),
+        ("compare", "GET", f"/api/projects/{slug}/compare/?b={run}&max_drop=0.01", None),
     ]
 
 
@@ -100,6 +107,8 @@ def setting(query_with_hits):
     first = query_with_hits.hits.get(rank=1)
     project = query_with_hits.project
     job = Job.objects.create(kind=Job.Kind.QUERIES, label="queries.csv", project=project)
+    # A second list, so that a comparison has a baseline.
+    ResultListFactory(project=project, name="baseline", captured_at=NOV)
     return project, first.result_list, query_with_hits, first.document, job
 
 
@@ -122,7 +131,8 @@ OPERATIONS = [
     "result-lists", "result-lists-import", "result-list", "hits", "result-list-export",
     "judgements", "judgement-create", "next", "grades", "consensus", "judgements-import",
     "judgements-export", "grades-export", "consensus-export", "search-log-import",
-    "search-log-metrics", "search-log-metrics-export",
+    "search-log-metrics", "search-log-metrics-export", "result-list-metrics",
+    "result-list-series", "query-series", "query-working", "result-list-unjudged", "compare",
 ]  # fmt: skip
 
 
@@ -185,6 +195,14 @@ def test_a_rater_outside_a_projects_named_raters_may_not_rate_it(
     alice = client_as(rater)
     assert alice.get("/api/projects/").json()["results"] == []
     assert alice.get(f"/api/projects/{project.slug}/").status_code == 404
-    assert alice.get(f"/api/projects/{project.slug}/next/").status_code == 403
     body = {"query": query.pk, "document": document.pk, "grade": 1}
-    assert alice.post("/api/judgements/create/", body, format="json").status_code == 403
+    refusals = [
+        alice.get(f"/api/projects/{project.slug}/next/"),
+        alice.post("/api/judgements/create/", body, format="json"),
+    ]
+    for response in refusals:
+        # Not found, as an unknown project is: a 403 would name the project.
+        assert response.status_code == 404
+        assert project.name not in response.content.decode()
+    unknown = alice.get("/api/projects/no-such-project/next/")
+    assert unknown.json() == refusals[0].json()

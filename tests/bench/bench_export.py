@@ -45,9 +45,9 @@ import psutil  # noqa: E402
 from django.contrib.auth.models import Group, User  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
-from rest_framework.authtoken.models import Token  # noqa: E402
 
-from judgements import exporters, services  # noqa: E402
+from judgements import exporters, imports, services  # noqa: E402
+from judgements.api import tokens  # noqa: E402
 from judgements.models import Judgement, Project  # noqa: E402
 from judgements.roles import Role  # noqa: E402
 
@@ -150,7 +150,7 @@ def export_over_http(port: int, token: str, query: str = "") -> tuple[int, float
 def analyst_token() -> str:
     user, _ = User.objects.get_or_create(username="bench_analyst")
     user.groups.add(Group.objects.get(name=Role.ANALYST.value))
-    return Token.objects.get_or_create(user=user)[0].key
+    return tokens.token_create(user=user)
 
 
 def thousandth_event_time(project: Project) -> str:
@@ -206,7 +206,7 @@ def quepid_file(project: Project, path: Path) -> int:
 
 def bench_import(project: Project, path: Path) -> None:
     rows = quepid_file(project, path)
-    services.metrics_schedule_refresh = lambda **kwargs: None  # the metrics task is timed apart
+    imports.metrics_schedule_refresh = lambda **kwargs: None  # the metrics task is timed apart
     result, seconds = timed_import(project, path)
     print(f"Quepid import     {result.created:>9,} rows in {seconds:6.2f} s ", end="")
     print(f"= {result.created / seconds:>9,.0f} rows/s (file of {rows:,} rows, committed)")
@@ -260,7 +260,7 @@ def main() -> None:
     options = parser.parse_args()
     sys.stdout.reconfigure(line_buffering=True)
     # Tokens are the one table of the API the development database may not have yet.
-    call_command("migrate", "authtoken", verbosity=0)
+    call_command("migrate", verbosity=0)
     project = generated_project()
     events = Judgement.objects.for_project(project).count()
     print(f"Project {SLUG}: {events:,} judgement events, {project.queries.count():,} queries")

@@ -17,6 +17,7 @@ runs. Linear gain is used throughout, since that is what every peer computes.
 """
 
 import argparse
+import compileall
 import sys
 import warnings
 from pathlib import Path
@@ -39,7 +40,14 @@ from metrics.core import grade_counts, ndcg_batch  # noqa: E402
 from metrics.core.ranking import rank_queries  # noqa: E402
 
 SPEED_TARGET = 10  # The batch engine must be this many times faster than the fastest peer.
+CLI_TARGET = 5  # The command against trec_eval and pytrec_eval on the same files (issue 18).
 CLI_TARGET_AT_100K = 20  # The command must beat trec_eval by this factor at 100k queries.
+MEASURES = ("ndcg", "ndcg_cut.10")
+COMMAND_RUNS = 3
+START_UP = {
+    "python -c pass": [sys.executable, "-c", "pass"],
+    "python -c 'import numpy'": [sys.executable, "-c", "import numpy"],
+}
 TOLERANCE = 1e-12
 OUR_REPEATS = 15
 
@@ -52,6 +60,7 @@ def main() -> int:
     parser.add_argument("--cli-timeout", type=float, default=180.0, help="seconds per command")
     args = parser.parse_args()
     skip = {int(s) for s in args.skip_trec_eval_at.split(",") if s}
+    _compile_bytecode()
     with temporary_folder() as work:
         trec_eval = _trec_eval(args.trec_eval, Path(work))
         for size in (int(s) for s in args.sizes.split(",")):
@@ -160,56 +169,102 @@ def _row(name, build, warmup, seconds, ours, note="") -> None:
 def _bench_command(collection, work: Path, trec_eval, timeout: float, size: int) -> None:
     (qrels_path, run_path), seconds = timed(lambda: write_trec_files(collection, work))
     megabytes = (qrels_path.stat().st_size + run_path.stat().st_size) / 1e6
-    print(f"\ncommand on TREC files ({megabytes:.0f} MB written in {seconds:.1f} s, apart)")
-    print(f"  {'command':38} {'wall s':>8} {'cpu s':>8} {'wall/ours':>10} {'cpu/ours':>9}")
-    ours_cmd = [sys.executable, "-m", "metrics.core", str(qrels_path), str(run_path)]
-    for measure, peer_measure in (("ndcg_cut.10", "nDCG@10"), ("ndcg", "nDCG")):
-        name = measure.replace(".", "_")
-        ours = _best([*ours_cmd, "-m", measure, "--precision", "15"], timeout)
-        ours_value = all_value(ours.stdout, name)
-        print(f"  {'python -m metrics.core -m ' + measure:38} {ours.wall_s:8.3f} {ours.cpu_s:8.3f}"
-              f"   all = {ours_value:.15f}")  # fmt: skip
-        peers = []
-        if trec_eval is not None:
-            peers.append((f"trec_eval -m {measure}", [str(trec_eval), "-m", measure,
-                          str(qrels_path), str(run_path)], name))  # fmt: skip
-        peers.append((f"ir_measures command {peer_measure}", [sys.executable, "-m", "ir_measures",
-                      str(qrels_path), str(run_path), peer_measure], peer_measure))  # fmt: skip
-        for peer, command, key in peers:
-            _command_row(peer, command, key, ours_value, ours, timeout, size)
+    files = [str(qrels_path), str(run_path)]
+    print(f"\ncommand on TREC files ({megabytes:.0f} MB written in {seconds:.1f} s, apart), "
+          f"-m {' -m '.join(MEASURES)}, best of {COMMAND_RUNS} runs taken in turns")  # fmt: skip
+    start_up = {name: _best(command, timeout) for name, command in START_UP.items()}
+    shown = [f"{name} {t.wall_s:.3f} s wall, {t.cpu_s:.3f} s cpu" for name, t in start_up.items()]
+    print("  Python start-up (apart): " + ", ".join(shown))
+    measures = [arg for m in MEASURES for arg in ("-m", m)]
+    commands = {"python -m metrics.core": [sys.executable, "-m", "metrics.core", *files, *measures,
+                                           "--precision", "15"]}  # fmt: skip
+    if trec_eval is not None:
+        commands["trec_eval"] = [str(trec_eval), *measures, *files]
+    commands["pytrec_eval reading the files"] = [sys.executable, str(HERE / "pytrec_files.py"),
+                                                 *files, *MEASURES]  # fmt: skip
+    timings = _interleaved(commands, timeout)
+    # ir_measures is shown for reference only, and is slow: one run.
+    ir_measures = [sys.executable, "-m", "ir_measures", *files, "nDCG nDCG@10"]
+    timings |= _interleaved({"ir_measures command": ir_measures}, timeout, runs=1)
+    ours = timings.pop("python -m metrics.core")
+    ours_values = [all_value(ours.stdout, m.replace(".", "_")) for m in MEASURES]
+    print(f"  {'command':32} {'wall s':>8} {'cpu s':>8} {'wall/ours':>10} {'cpu/ours':>9}")
+    print(f"  {'python -m metrics.core':32} {ours.wall_s:8.3f} {ours.cpu_s:8.3f}   all = "
+          + ", ".join(f"{v:.15f}" for v in ours_values))  # fmt: skip
+    for name, timing in timings.items():
+        if isinstance(timing, PeerUnavailable):
+            print(f"  {name}: skipped: {timing}")
+            continue
+        diff = max(abs(a - b) for a, b in zip(_values(timing.stdout), ours_values, strict=True))
+        note = f"{'equal' if diff <= 1e-4 else 'DIFFERENT'} to the printed precision ({diff:.0e})"
+        wall_ratio, cpu_ratio = timing.wall_s / ours.wall_s, timing.cpu_s / ours.cpu_s
+        print(f"  {name:32} {timing.wall_s:8.3f} {timing.cpu_s:8.3f} {wall_ratio:9.1f}x "
+              f"{cpu_ratio:8.1f}x  {note}")  # fmt: skip
+        target = _command_target(name, size)
+        if target is not None:
+            verdict = "met" if wall_ratio >= target else "NOT met"
+            print(
+                f"  target: >= {target}x faster than {name} (wall): {wall_ratio:.1f}x, {verdict}"
+            )
 
 
-def _command_row(peer, command, key, ours_value, ours, timeout, size) -> None:
+def _command_target(name: str, size: int) -> int | None:
+    """Issue 18: 5x trec_eval and pytrec_eval reading the files from 10,000 queries (stretch
+    10x); the earlier target of 20x trec_eval at 100,000 stays."""
+    if size < 10_000 or name not in ("trec_eval", "pytrec_eval reading the files"):
+        return None
+    return CLI_TARGET_AT_100K if size >= 100_000 and name == "trec_eval" else CLI_TARGET
+
+
+def _interleaved(commands: dict, timeout: float, runs: int = COMMAND_RUNS) -> dict:
+    """The fastest (by wall time) of ``runs`` runs of each command, run in turns.
+
+    Taking turns spreads the machine's other work over every command alike.
+    """
+    best: dict = {}
+    for _ in range(runs):
+        for name, command in commands.items():
+            if isinstance(best.get(name), PeerUnavailable):
+                continue
+            try:
+                timing = run_command(command, timeout, cwd=REPOSITORY)
+            except PeerUnavailable as reason:
+                best[name] = reason
+                continue
+            if name not in best or timing.wall_s < best[name].wall_s:
+                best[name] = timing
+    return best
+
+
+def _values(out: str) -> list[float]:
+    """The means of MEASURES in trec_eval's or ir_measures' output, in MEASURES' order."""
+    keys = {"ndcg": ("ndcg", "nDCG"), "ndcg_cut.10": ("ndcg_cut_10", "nDCG@10")}
+    return [_command_value(out, keys[m]) for m in MEASURES]
+
+
+def _command_value(out: str, keys: tuple[str, str]) -> float:
     try:
-        timing = run_command(command, timeout)
-    except PeerUnavailable as reason:
-        print(f"  {peer}: skipped: {reason}")
-        return
-    diff = abs(_command_value(timing.stdout, key) - ours_value)
-    note = f"{'equal' if diff <= 1e-4 else 'DIFFERENT'} to its printed precision"
-    wall_ratio, cpu_ratio = timing.wall_s / ours.wall_s, timing.cpu_s / ours.cpu_s
-    print(f"  {peer:38} {timing.wall_s:8.3f} {timing.cpu_s:8.3f} {wall_ratio:9.1f}x "
-          f"{cpu_ratio:8.1f}x  {note}")  # fmt: skip
-    # The targets: faster than trec_eval from 10,000 queries, 20 times faster at 100,000.
-    target = CLI_TARGET_AT_100K if size >= 100_000 else 1 if size >= 10_000 else None
-    if peer.startswith("trec_eval") and target is not None:
-        verdict = "met" if wall_ratio >= target else "NOT met"
-        print(f"  target: >= {target}x faster than trec_eval (wall): {verdict}")
-
-
-def _command_value(out: str, key: str) -> float:
-    try:
-        return all_value(out, key)
+        return all_value(out, keys[0])
     except ValueError:
-        # ir_measures prints "measure<TAB>value" for the aggregate.
+        # ir_measures and the pytrec_eval script print "measure<TAB>value" for the mean.
         fields = out.split()
-        return float(fields[fields.index(key) + 1])
+        return float(fields[fields.index(keys[1]) + 1])
 
 
-def _best(command, timeout, runs=2):
-    """The fastest (by wall time) of ``runs`` runs of our command."""
+def _best(command, timeout, runs=COMMAND_RUNS):
+    """The fastest (by wall time) of ``runs`` runs of a command."""
     return min((run_command(command, timeout, cwd=REPOSITORY) for _ in range(runs)),
                key=lambda timing: timing.wall_s)  # fmt: skip
+
+
+def _compile_bytecode() -> None:
+    """Compile the package's bytecode, as an installed package has it.
+
+    With ``PYTHONDONTWRITEBYTECODE`` set (as in some sandboxes) every run
+    of the command would otherwise compile its modules again; pip compiles
+    them at install time.
+    """
+    compileall.compile_dir(REPOSITORY / "metrics", quiet=1)
 
 
 if __name__ == "__main__":

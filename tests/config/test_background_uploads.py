@@ -11,8 +11,8 @@ import uuid
 from urllib.request import Request, urlopen
 
 import pytest
-from rest_framework.authtoken.models import Token
 
+from judgements.api.tokens import token_create
 from judgements.models import Hit, Job, Project, Query
 from tests.config.test_production import database_url, free_port, production_environment
 from tests.factories import UserFactory
@@ -73,7 +73,7 @@ def test_an_import_longer_than_the_workers_timeout_completes_as_a_job(served):
     queries = Query.objects.bulk_create(
         Query(project=project, text=f"query {number}") for number in range(1000)
     )
-    token = Token.objects.create(user=UserFactory(username="charlie", roles=["analyst"])).key
+    token = token_create(user=UserFactory(username="charlie", roles=["analyst"]))
     # A result list of 100,000 hits: 3 MB, read in a moment, written in much longer.
     run = "".join(
         f"{query.pk} Q0 D{query.pk}-{rank} {rank} {1 / rank:.4f} big\n"

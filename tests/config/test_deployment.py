@@ -95,3 +95,23 @@ def test_the_dockerfile_serves_the_wsgi_application_that_exists():
     assert "FROM python:3.12" in dockerfile
     assert "config.wsgi:application" in dockerfile
     assert (ROOT / "config" / "wsgi.py").exists()
+
+
+def test_web_and_worker_restart_and_check_their_health_against_the_database():
+    services = compose()["services"]
+    for name in ("web", "worker"):
+        assert services[name]["restart"] == "unless-stopped", name
+        assert services[name]["healthcheck"]["test"], name
+    assert "/health/" in " ".join(services["web"]["healthcheck"]["test"])
+    assert services["worker"]["command"].split()[2] == "task_worker"
+    check = services["worker"]["healthcheck"]["test"]
+    assert check == ["CMD", "python", "manage.py", "healthcheck"]
+    assert "healthcheck" in get_commands()
+
+
+def test_gunicorns_timeout_is_set_the_same_in_compose_and_the_dockerfile():
+    web = " ".join(compose()["services"]["web"]["command"].split())
+    timeouts = re.findall(r"--timeout (\d+)", web)
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert timeouts and timeouts == re.findall(r'"--timeout", "(\d+)"', dockerfile)
+    assert 30 < int(timeouts[0]) <= 300

@@ -6,8 +6,10 @@ off) on 127.0.0.1, against the test database with the demo loaded, and load ever
 page and the static files it names.
 """
 
+import contextlib
 import os
 import re
+import secrets
 import socket
 import subprocess
 import sys
@@ -17,16 +19,16 @@ from io import StringIO
 from pathlib import Path
 from urllib.error import HTTPError
 from urllib.parse import quote, urlencode
-from urllib.request import HTTPCookieProcessor, Request, build_opener
+from urllib.request import HTTPCookieProcessor, HTTPRedirectHandler, Request, build_opener
 
 import pytest
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.db import connection
-from django.urls import URLPattern, URLResolver, get_resolver
 
 from judgements.models import Job, Project
+from tests import routes
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE_MAP = re.compile(rb"[#@] sourceMappingURL=([^\s*]+)")
@@ -133,26 +135,38 @@ def free_port() -> int:
 @pytest.fixture
 def gunicorn(static_root):
     """The app under gunicorn with DEBUG off, as docker-compose.yml serves it."""
+    with serving(static_root) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def serving(static_root: Path, *, workers: int = 2, **environment):
+    """gunicorn on 127.0.0.1 with DEBUG off, against the test database unless
+    ``environment`` names another DATABASE_URL; yields its base URL."""
     port = free_port()
-    environment = production_environment(STATIC_ROOT=str(static_root), DATABASE_URL=database_url())
-    command = [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--workers", "2"]
+    environment = production_environment(
+        **{"STATIC_ROOT": str(static_root), "DATABASE_URL": database_url(), **environment}
+    )
+    command = [sys.executable, "-m", "gunicorn", "config.wsgi:application"]
     server = subprocess.Popen(
-        [*command, "--bind", f"127.0.0.1:{port}"],
+        [*command, "--workers", str(workers), "--bind", f"127.0.0.1:{port}"],
         cwd=ROOT,
         env=environment,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        assert server.poll() is None, server.stderr.read().decode()[-2000:]
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                break
-        time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}"
-    server.terminate()
-    server.wait(timeout=10)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            assert server.poll() is None, server.stderr.read().decode()[-2000:]
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
 
 
 class Browser:
@@ -198,21 +212,12 @@ def page_paths(project: Project) -> list[str]:
         "job_id": Job.objects.create(kind="queries", label="queries.csv", project=project).pk,
     }
     paths = []
-    for route in _routes(get_resolver().url_patterns, ""):
+    for route in routes.routes():
         if route.startswith(("admin/", "api/")) or not route.endswith("/"):
             continue
         paths.append("/" + re.sub(r"<(?:\w+:)?(\w+)>", lambda m: str(values[m[1]]), route))
     assert len(paths) >= 15, paths
     return paths
-
-
-def _routes(patterns, prefix: str):
-    for pattern in patterns:
-        route = str(pattern.pattern)
-        if isinstance(pattern, URLResolver):
-            yield from _routes(pattern.url_patterns, prefix + route)
-        elif isinstance(pattern, URLPattern) and not route.startswith("^"):
-            yield prefix + route
 
 
 def load_demo_for_production(*usernames: str) -> None:
@@ -270,3 +275,46 @@ def test_gunicorn_with_debug_off_renders_the_admin(gunicorn):
         status, _, body = admin.get(path)
         assert status == 200, (path, status)
         assert "Traceback" not in body
+
+
+def test_check_deploy_is_clean_with_production_settings_and_tls_on():
+    environment = production_environment(
+        SECRET_KEY=secrets.token_urlsafe(60),
+        HTTPS="1",
+        ALLOWED_HOSTS="judge.example.org",
+        DATABASE_URL="postgres://u@h/n",
+    )
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "no issues" in done.stdout
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_gunicorn_sends_the_security_headers_and_a_strict_csp(static_root):
+    with serving(static_root, HTTPS="1", TRUSTED_PROXIES="1") as base:
+        request = Request(f"{base}/accounts/login/", headers={"X-Forwarded-Proto": "https"})
+        with build_opener().open(request, timeout=30) as response:
+            headers = response.headers
+        policy = headers["Content-Security-Policy"]
+        assert "script-src 'self'" in policy and "style-src 'self'" in policy
+        assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
+        assert headers["Strict-Transport-Security"].startswith("max-age=31536000")
+        assert "Secure" in headers["Set-Cookie"]
+        # Plain HTTP is sent to HTTPS; the health check is not.
+        with pytest.raises(HTTPError) as redirect:
+            build_opener(NoRedirect).open(f"{base}/accounts/login/", timeout=30)
+        assert redirect.value.code == 301
+        assert redirect.value.headers["Location"].startswith("https://")
+        with build_opener().open(f"{base}/health/", timeout=30) as health:
+            assert health.status == 200
+
+
+class NoRedirect(HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None

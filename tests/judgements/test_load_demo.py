@@ -40,14 +40,20 @@ def test_demo_raters_disagree_on_some_pairs(db):
     assert 0 < len(spread) < len(rows) / 2
 
 
-def test_demo_accounts_log_in_with_their_roles(db):
+def test_demo_accounts_log_in_with_their_roles(db, rf):
     call_command("load_demo", stdout=StringIO())
+
+    def log_in(username):
+        # The login lockout (django-axes) reads the client's address from the request.
+        request = rf.post("/accounts/login/")
+        return authenticate(request, username=username, password=DEMO_PASSWORD)
+
     for username, role in (("rater_ann", Role.RATER), ("analyst", Role.ANALYST)):
-        user = authenticate(username=username, password=DEMO_PASSWORD)
+        user = log_in(username)
         assert user is not None and has_role(user, role)
-    admin = authenticate(username="admin", password=DEMO_PASSWORD)
+    admin = log_in("admin")
     assert admin.is_superuser and has_role(admin, Role.ADMIN)
-    assert not has_role(authenticate(username="rater_ann", password=DEMO_PASSWORD), Role.ANALYST)
+    assert not has_role(log_in("rater_ann"), Role.ANALYST)
 
 
 def test_it_prints_the_demo_logins(db, capsys):
@@ -69,3 +75,23 @@ def test_judgements_are_written_one_statement_per_query(db):
     ]
     judged_queries = Judgement.objects.values("query").distinct().count()
     assert len(inserts) == judged_queries > 1
+
+
+def test_a_demo_whose_metric_has_no_stored_series_gets_it_on_the_next_run(db):
+    # As after migration 0003 of metrics: the stored series kept their old names, and
+    # the project's metric (a mean over judged queries) had none.
+    from metrics.models import LatestMetricPoint, MetricPoint
+    from metrics.registry import project_spec
+
+    call_command("load_demo", stdout=StringIO())
+    project = Project.objects.get(slug="outdoor-gear")
+    MetricPoint.objects.all().delete()
+    LatestMetricPoint.objects.all().delete()
+    first = counts()
+
+    call_command("load_demo", stdout=StringIO())
+
+    spec = project_spec(project)
+    overall = MetricPoint.objects.filter(metric=spec.name, query__isnull=True)
+    assert overall.count() >= 2 * 14  # two lists, a fortnight of daily buckets
+    assert counts() == first

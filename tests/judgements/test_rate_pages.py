@@ -103,6 +103,20 @@ def test_bulk_shows_one_querys_pairs_down_to_a_depth(client, analyst, project, h
     assert [row.best_rank for row, _, _ in response.context["rows"]] == [1, 2, 3]
 
 
+def test_bulks_first_load_shows_what_its_unticked_filters_say(
+    client, analyst, rater, project, hits
+):
+    answer(rater, hits[0])
+    client.force_login(analyst)
+    first_load = client.get(url("bulk", project))
+    assert [row.best_rank for row, _, _ in first_load.context["rows"]] == [1, 2, 3, 4, 5]
+    assert 'name="unjudged" id="id_unjudged" checked' not in first_load.content.decode()
+    shown = client.get(url("bulk", project, query=hits[0].query_id, depth=project.pool_depth))
+    assert [row for row, _, _ in shown.context["rows"]] == [
+        row for row, _, _ in first_load.context["rows"]
+    ]
+
+
 def test_bulk_shows_25_pairs_a_page(client, analyst, project):
     query = QueryFactory(project=project, text="aaa first")
     for rank in range(1, 31):

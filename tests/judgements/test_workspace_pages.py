@@ -168,17 +168,15 @@ def test_a_small_upload_is_imported_at_once_with_its_summary(charlie, project):
 
 def test_errors_are_listed_with_line_and_column_and_nothing_is_written(charlie, query_with_hits):
     project = query_with_hits.project
-    run = f"{query_with_hits.pk} Q0 SKU-1 1 2 r\n{query_with_hits.pk} Q0 SKU-2 x 1 r\n"
+    run = f"{query_with_hits.pk} Q0 SKU-1 1 2 r\n{query_with_hits.pk} Q0 SKU-2 2 x r\n"
     lists = ResultList.objects.count()
     response = post_file(charlie, project, "result_list", run.encode(), "bad.run", format="trec")
     assert response.status_code == 400
     section = next(s for s in response.context["sections"] if s["upload"].kind == "result_list")
-    assert section["errors"] == [
-        {"field": "rank", "line": 2, "message": '"x" is not a whole number.'}
-    ]
+    assert section["errors"] == [{"field": "score", "line": 2, "message": '"x" is not a number.'}]
     html = response.content.decode()
     assert "Nothing was written from bad.run" in html
-    assert re.search(r"<td class=\"num\">2</td>\s*<td>rank</td>", html)
+    assert re.search(r"<td class=\"num\">2</td>\s*<td>score</td>", html)
     assert ResultList.objects.count() == lists
 
 

@@ -107,3 +107,11 @@ def test_the_metric_series_downloads_as_csv(charlie, two_lists):
         ["bm25", spec.name, "2026-11-01T00:00:00.000000Z"],
         ["new", spec.name, "2026-11-01T00:00:00.000000Z"],
     ]
+
+
+def test_the_project_page_links_to_each_dashboard_and_to_rating(charlie, two_lists):
+    html = charlie.get(reverse("judgements:project", args=["outdoor"])).content.decode()
+    for name in ("metrics:overview", "metrics:compare", "metrics:raters"):
+        assert f'href="{reverse(name, args=["outdoor"])}"' in html, name
+    for name in ("judgements:rate", "judgements:bulk", "judgements:uploads"):
+        assert f'href="{reverse(name, args=["outdoor"])}' in html, name

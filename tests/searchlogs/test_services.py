@@ -1,5 +1,7 @@
 """search_log_ingest: all or nothing per batch, idempotent by event id, queries matched."""
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
 from judgements.importers import ImportRejected
@@ -164,3 +166,27 @@ def test_texts_with_tabs_backslashes_and_quotes_are_stored_as_sent(queries):
         text, 'tent\\pegs "2 person"', "s\t1",
     )  # fmt: skip
     assert page.documents == [document] and chosen.document == document
+
+
+def test_events_dated_in_the_future_are_refused_by_line_and_nothing_is_written(queries):
+    project = queries["tent"].project
+    in_an_hour = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+    lines = [
+        impression("e1", "s1", "2026-11-20T10:00:00Z", "tent"),
+        impression("e2", "s1", "9999-01-01T00:00:00Z", "tent"),
+        click("e3", "s1", in_an_hour, "SKU-1"),
+    ]
+
+    errors = rejected(project, jsonl(*lines))
+
+    assert errors == [(2, "time"), (3, "time")]
+    assert SearchEvent.objects.count() == 0
+
+
+def test_an_event_a_little_ahead_of_the_servers_clock_is_stored(queries):
+    project = queries["tent"].project
+    in_a_minute = (datetime.now(UTC) + timedelta(minutes=1)).isoformat()
+
+    result = ingest(project, impression("e1", "s1", in_a_minute, "tent"))
+
+    assert result.created == 1

@@ -12,7 +12,8 @@ from judgements.models import Consensus, Judgement
 class Command(BaseCommand):
     help = (
         "Stream a project's judgement events, current grades or consensus to a file "
-        "(JSON Lines, CSV, qrels, Quepid CSV, RRE JSON, LTR). See judgements.exporters."
+        "(JSON Lines, CSV, qrels, Quepid CSV, RRE JSON, LTR, OpenSearch). Pair formats "
+        "write the consensus. See judgements.exporters."
     )
 
     def add_arguments(self, parser):
@@ -21,6 +22,9 @@ class Command(BaseCommand):
         parser.add_argument("--format", default="jsonl", choices=exporters.FORMATS)
         parser.add_argument("--policy", default="", choices=["", *Consensus.values])
         parser.add_argument("--output", "-o", help="default: standard output")
+        parser.add_argument(
+            "--raw", action="store_true", help="CSV cells without the spreadsheet formula guard"
+        )
         for name in ("rater", "source", "since", "until"):
             parser.add_argument(f"--{name}", help="filter the events, as in the API")
 
@@ -39,6 +43,7 @@ class Command(BaseCommand):
             dataset=options["dataset"],
             file_format=options["format"],
             policy=options["policy"],
+            raw=options["raw"],
         )
         write(export, options["output"], self.stderr)
 

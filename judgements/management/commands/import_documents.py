@@ -1,7 +1,11 @@
 from django.core.management.base import BaseCommand
 
 from judgements import services
-from judgements.management.commands.import_judgements import import_file, project_named
+from judgements.management.commands.import_judgements import (
+    import_file,
+    project_named,
+    write_summary,
+)
 
 
 class Command(BaseCommand):
@@ -21,3 +25,4 @@ class Command(BaseCommand):
         )
         message = f"Read {result.rows} documents: {result.created} new, {result.updated} updated."
         self.stdout.write(self.style.SUCCESS(message))
+        write_summary(self, result)

@@ -11,8 +11,8 @@ from judgements.models import Project
 
 class Command(BaseCommand):
     help = (
-        "Import judgements (Quepid CSV, TREC qrels, RRE JSON, LTR, or this app's events as "
-        "JSON Lines or CSV) into a project, all or nothing. See judgements.importers."
+        "Import judgements (Quepid CSV or book, TREC qrels, RRE JSON, LTR, OpenSearch, or this "
+        "app's events as JSON Lines or CSV) into a project, all or nothing. See the README."
     )
 
     def add_arguments(self, parser):
@@ -21,6 +21,11 @@ class Command(BaseCommand):
         parser.add_argument("--format", required=True, choices=sorted(importers.JUDGEMENT_FORMATS))
         parser.add_argument("--queries", help="CSV with id,text naming the qids of a qrels file")
         parser.add_argument("--user", help="the analyst recorded as uploading the file")
+        parser.add_argument(
+            "--create-missing",
+            action="store_true",
+            help="create the documents (and qrels query ids) the project lacks",
+        )
 
     def handle(self, *args, **options):
         project = project_named(options["project"])
@@ -34,9 +39,11 @@ class Command(BaseCommand):
                 file_format=options["format"],
                 uploaded_by=uploaded_by,
                 query_map=chunks(queries),
+                create_missing=options["create_missing"],
             )
         message = f"Imported {result.created} judgements as import {result.import_id}"
         self.stdout.write(self.style.SUCCESS(f"{message} (rater {result.rater or 'per row'})."))
+        write_summary(self, result)
 
 
 # Shared by the other import and export commands.
@@ -75,6 +82,14 @@ def import_file(command: BaseCommand, service, path: str, **arguments):
     with open(path, "rb") as upload:
         read = ProgressBar(command.stderr, total=size(upload)).chunks(upload)
         return run_import(command, service, upload=read, **arguments)
+
+
+def write_summary(command: BaseCommand, result) -> None:
+    """The import's skipped lines by reason, and its notes, one per line."""
+    for reason, count in result.skipped.items():
+        command.stdout.write(f"Skipped {count:,} lines: {reason}.")
+    for note in result.notes:
+        command.stdout.write(note)
 
 
 def run_import(command: BaseCommand, service, **arguments):

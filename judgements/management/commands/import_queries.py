@@ -1,7 +1,11 @@
 from django.core.management.base import BaseCommand
 
 from judgements import importers, services
-from judgements.management.commands.import_judgements import import_file, project_named
+from judgements.management.commands.import_judgements import (
+    import_file,
+    project_named,
+    write_summary,
+)
 
 
 class Command(BaseCommand):
@@ -23,3 +27,4 @@ class Command(BaseCommand):
         )
         message = f"Read {result.rows} queries: {result.created} new, the others known already."
         self.stdout.write(self.style.SUCCESS(message))
+        write_summary(self, result)

@@ -7,6 +7,7 @@ from judgements.management.commands.import_judgements import (
     optional,
     project_named,
     user_named,
+    write_summary,
 )
 
 
@@ -23,6 +24,9 @@ class Command(BaseCommand):
         parser.add_argument("--engine", default="")
         parser.add_argument("--queries", help="CSV with id,text naming the qids of a run file")
         parser.add_argument("--user", help="recorded as the result list's creator")
+        parser.add_argument(
+            "--create-missing", action="store_true", help="create queries (qids) the project lacks"
+        )
 
     def handle(self, *args, **options):
         project = project_named(options["project"])
@@ -37,6 +41,8 @@ class Command(BaseCommand):
                 name=options["name"],
                 engine=options["engine"],
                 query_map=chunks(queries),
+                create_missing=options["create_missing"],
             )
         message = f'Created result list "{result.result_list.name}" with {result.created} hits.'
         self.stdout.write(self.style.SUCCESS(message))
+        write_summary(self, result)

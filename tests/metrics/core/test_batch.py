@@ -209,3 +209,17 @@ def test_results_do_not_depend_on_how_queries_are_split_into_blocks(monkeypatch,
     for result in (blocked, counted):
         assert result.ndcg.tolist() == pytest.approx(whole.ndcg.tolist(), abs=1e-12)
         assert result.judged.tolist() == whole.judged.tolist()
+
+
+def test_fractional_grades_already_highest_first_give_the_sorted_ideal_bit_for_bit():
+    rng = np.random.default_rng(7)
+    lengths = rng.integers(0, 40, size=500)
+    grades = rng.integers(0, 7, size=lengths.sum()) / 2  # halves: the sort path
+    offsets = offsets_from_lengths(lengths)
+    owner = np.repeat(np.arange(len(lengths)), lengths)
+    highest_first = grades[np.lexsort((-grades, owner))]
+
+    for depth in (None, 1, 10):
+        shuffled = idcg_from_grades(grades, offsets, depth, "exponential", "log2")
+        presorted = idcg_from_grades(highest_first, offsets, depth, "exponential", "log2")
+        assert presorted.tolist() == shuffled.tolist()

@@ -5,6 +5,7 @@ from metrics.core import (
     average_precision,
     average_precision_batch,
     expected_reciprocal_rank,
+    expected_reciprocal_rank_batch,
     offsets_from_lengths,
     precision,
     precision_batch,
@@ -97,3 +98,22 @@ def test_batch_reciprocal_rank_matches_the_per_query_function(k):
 
     expected = [reciprocal_rank(r, k=k) for r in LISTS]
     assert reciprocal_rank_batch(ranked, offsets, k=k).tolist() == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("k", [None, 1, 3])
+def test_batch_err_matches_the_per_query_function(k):
+    ranked, offsets = flat(LISTS)
+
+    expected = [expected_reciprocal_rank(r, k=k, max_grade=3) for r in LISTS]
+    values = expected_reciprocal_rank_batch(ranked, offsets, k=k, max_grade=3)
+    assert values.tolist() == pytest.approx(expected, abs=1e-15)
+
+
+def test_batch_err_of_many_long_lists_does_not_underflow():
+    rng = np.random.default_rng(4)
+    lists = [rng.integers(-1, 4, size=200).astype(float).tolist() for _ in range(300)]
+    ranked, offsets = flat(lists)
+
+    expected = [expected_reciprocal_rank(r, k=None, max_grade=3) for r in lists]
+    values = expected_reciprocal_rank_batch(ranked, offsets, k=None, max_grade=3)
+    assert values.tolist() == pytest.approx(expected, rel=1e-12)

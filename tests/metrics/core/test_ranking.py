@@ -58,15 +58,30 @@ def test_all_qrels_queries_adds_empty_lists_for_queries_missing_from_the_run():
     assert result.offsets.tolist() == [0, 1, 1]
 
 
-def test_colliding_hashes_fall_back_to_the_exact_join(monkeypatch):
-    monkeypatch.setattr(
-        ranking, "_keys", lambda codes, docnos, width, n_codes: np.zeros(len(codes), np.uint64)
-    )
+def test_long_docnos_whose_hashes_collide_still_match_exactly(monkeypatch):
+    # A zero multiplier gives every docno the same hash: the byte check must
+    # notice and the exact (sorting) dictionary take over.
+    monkeypatch.setattr(ranking, "_MIX2", np.uint64(0))
+    qrels = b"q1 0 document-number-b 2\nq2 0 document-number-a 1\n"
 
-    result = ranked(b"q1 Q0 b 1 2 t\nq1 Q0 zz 2 1 t\nq2 Q0 a 1 1 t\n")
+    result = ranked(
+        b"q1 Q0 document-number-b 1 2 t\nq1 Q0 document-number-zz 2 1 t\n"
+        b"q2 Q0 document-number-a 1 1 t\n",
+        qrels,
+    )
 
     assert result.ranked_grades[[0, 2]].tolist() == [2.0, 1.0]
     assert np.isnan(result.ranked_grades[1])
+
+
+def test_long_docnos_are_matched_and_tied_in_byte_order():
+    qrels = b"q 0 LA010189-0001 1\nq 0 LA010189-0002 2\n"
+    run = b"q Q0 LA010189-0001 1 5 t\nq Q0 LA010189-0002 2 5 t\nq Q0 FBIS3-10082 3 6 t\n"
+
+    result = ranked(run, qrels)
+
+    assert np.isnan(result.ranked_grades[0])
+    assert result.ranked_grades[1:].tolist() == [2.0, 1.0]
 
 
 def test_a_document_twice_in_the_run_is_an_error_naming_both_lines():

@@ -15,7 +15,7 @@ UPLOAD_STORAGE_SQL = "ALTER TABLE judgements_jobupload ALTER COLUMN data SET STO
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("judgements", "0010_query_external_id_and_metric_defaults"),
+        ("judgements", "0016_queue_skips"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

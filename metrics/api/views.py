@@ -1,0 +1,537 @@
+"""The metrics endpoints: validate the dashboards' form, call one dashboard selector,
+answer. See metrics.api for the list and the roles.
+
+Each view's ``OutputSerializer`` documents its body in the OpenAPI schema (schemathesis
+checks every response against it); the body itself is built as plain data, since
+serialising a page of rows field by field cost more than computing them.
+"""
+
+import csv
+import dataclasses
+import io
+
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from judgements.api.access import IsAnalyst
+from judgements.models import Project
+from metrics import dashboards
+from metrics.api.common import (
+    PAGE_PARAMETERS,
+    SOURCE_HELP,
+    SOURCES,
+    IntervalSerializer,
+    MetricSpecSerializer,
+    PagedSerializer,
+    QueryRefSerializer,
+    ResultListRefSerializer,
+    form_parameters,
+    interval_data,
+    number,
+    paged,
+    query_names,
+    query_of,
+    result_list_of,
+    result_list_ref,
+    source,
+    spec_data,
+    valid,
+)
+from metrics.dashboards.compare import SEED, comparison_gate
+from metrics.dashboards.result_list import result_list_metrics
+from metrics.dashboards.series import LIST_COLUMNS, QUERY_COLUMNS, stored_series
+from metrics.dashboards.unjudged import unjudged_work
+from metrics.forms import GateForm, MetricForm, SeriesForm, UnjudgedForm
+from metrics.registry import stored_specs
+from metrics.services import INTERVAL_SEED
+
+
+class MeasuresSerializer(serializers.Serializer):
+    """NDCG and the binary and cascade measures (trec_eval's definitions, relevant from
+    a consensus grade of 1)."""
+
+    ndcg = serializers.FloatField(allow_null=True, help_text="NDCG under the spec.")
+    precision = serializers.FloatField(
+        allow_null=True, help_text="P@k: relevant hits in the top k, over k; null without k."
+    )
+    average_precision = serializers.FloatField(
+        allow_null=True,
+        help_text="AP of the top k (trec_eval's map_cut.k; its map without k), over the "
+        "query's relevant judged documents.",
+    )
+    reciprocal_rank = serializers.FloatField(
+        allow_null=True, help_text="1 / position of the first relevant hit in the top k."
+    )
+    err = serializers.FloatField(
+        allow_null=True, help_text="ERR@k (Chapelle et al. 2009) on the project's scale."
+    )
+
+
+class ResultListMetricsApi(APIView):
+    """A result list's numbers under one metric: the mean NDCG with its 95% bootstrap
+    interval, judged@k coverage, queries with IDCG 0, hits without a grade, the means of
+    P@k, AP@k, RR@k and ERR@k, and every query's values (paged, in query id order).
+
+    Parameters not given take the project's defaults; the spec used is echoed whole.
+    The mean is over the result list's queries (those with at least one hit).
+    """
+
+    class OutputSerializer(PagedSerializer):
+        class RowSerializer(QueryRefSerializer, MeasuresSerializer):
+            dcg = serializers.FloatField(allow_null=True)
+            idcg = serializers.FloatField(allow_null=True)
+            judged = serializers.IntegerField(help_text="Judged hits within the cut-off.")
+            retrieved = serializers.IntegerField(help_text="Hits within the cut-off.")
+
+        result_list = ResultListRefSerializer()
+        spec = MetricSpecSerializer()
+        as_of = serializers.DateTimeField(help_text="The grades' moment the numbers hold for.")
+        source = serializers.ChoiceField(choices=SOURCES, help_text=SOURCE_HELP)
+        queries = serializers.IntegerField(help_text="Queries in the mean.")
+        mean = serializers.FloatField(allow_null=True, help_text="Mean NDCG; null: no query.")
+        interval = IntervalSerializer(help_text="Percentile bootstrap interval of the mean.")
+        coverage = serializers.FloatField(
+            allow_null=True, help_text="Judged@k: judged hits within the cut-off, over all."
+        )
+        zero_idcg = serializers.IntegerField(help_text="Queries with no relevant judged hit.")
+        unjudged = serializers.IntegerField(help_text="Hits within the cut-off with no grade.")
+        provisional = serializers.BooleanField(help_text="True while any hit is unjudged.")
+        relevant_from = serializers.FloatField(help_text="Lowest grade P, AP and RR count.")
+        max_grade = serializers.IntegerField(help_text="The scale's top grade (for ERR).")
+        means = MeasuresSerializer()
+        results = RowSerializer(many=True)
+
+    permission_classes = [IsAnalyst]
+
+    @extend_schema(
+        parameters=[*form_parameters(MetricForm), *PAGE_PARAMETERS],
+        responses={200: OutputSerializer},
+    )
+    def get(self, request, pk):
+        result_list = result_list_of(pk)
+        form = valid(MetricForm(request.query_params, project=result_list.project))
+        found = result_list_metrics(result_list.project, result_list, form.spec, as_of=form.moment)
+        evaluation, summary = found.evaluation, found.summary
+        page, links = paged(request, self, range(len(evaluation.query_ids)))
+        names = query_names(evaluation.query_ids[page].tolist())
+        rows = [self._row(found, names, i) for i in page]
+        body = {
+            "result_list": result_list_ref(result_list),
+            "spec": spec_data(form.spec),
+            "as_of": summary.as_of,
+            "source": source(summary.stored),
+            "queries": summary.queries,
+            "mean": number(summary.mean),
+            "interval": interval_data(summary.interval, INTERVAL_SEED),
+            "coverage": summary.coverage,
+            "zero_idcg": summary.zero_idcg,
+            "unjudged": evaluation.unjudged,
+            "provisional": evaluation.unjudged > 0,
+            "relevant_from": found.relevant_from,
+            "max_grade": found.max_grade,
+            "means": {name: number(mean) for name, mean in found.means.items()},
+            **links,
+            "results": rows,
+        }
+        return Response(body)
+
+    @staticmethod
+    def _row(found, names: dict, i: int) -> dict:
+        evaluation = found.evaluation
+        return {
+            **names[int(evaluation.query_ids[i])],
+            "ndcg": number(evaluation.ndcg[i]),
+            "dcg": number(evaluation.dcg[i]),
+            "idcg": number(evaluation.idcg[i]),
+            "judged": int(evaluation.judged[i]),
+            "retrieved": int(evaluation.retrieved[i]),
+            **{name: number(values[i]) for name, values in found.measures.items()},
+        }
+
+
+class ResultListSeriesApi(APIView):
+    """The stored series of the list's mean over queries: one point per moment the
+    series was refreshed or rebuilt, oldest first, as JSON (paged) or CSV (whole).
+
+    Only metrics the project keeps (its default metric, now or earlier) have a series;
+    ``kept`` says whether the spec asked for is kept now.
+    """
+
+    class OutputSerializer(PagedSerializer):
+        class PointSerializer(serializers.Serializer):
+            as_of = serializers.DateTimeField()
+            value = serializers.FloatField(
+                allow_null=True, help_text="The mean over the queries that count; null for none."
+            )
+            queries = serializers.IntegerField()
+            zero_idcg = serializers.IntegerField()
+            judged = serializers.IntegerField()
+            retrieved = serializers.IntegerField()
+            coverage = serializers.FloatField(allow_null=True)
+            judgements = serializers.IntegerField(help_text="Current grades counted.")
+            ci_low = serializers.FloatField(allow_null=True)
+            ci_high = serializers.FloatField(allow_null=True)
+            ci_confidence = serializers.FloatField(allow_null=True)
+            ci_resamples = serializers.IntegerField(allow_null=True)
+            ci_seed = serializers.IntegerField(allow_null=True)
+            computed_at = serializers.DateTimeField()
+
+        result_list = ResultListRefSerializer()
+        spec = MetricSpecSerializer()
+        kept = serializers.BooleanField(help_text="Whether the project keeps this series now.")
+        results = PointSerializer(many=True)
+
+    permission_classes = [IsAnalyst]
+    columns = LIST_COLUMNS
+
+    @extend_schema(
+        parameters=[*form_parameters(SeriesForm), *PAGE_PARAMETERS],
+        responses={200: OutputSerializer, (200, "text/csv"): OpenApiTypes.BINARY},
+    )
+    def get(self, request, pk, query_id=None):
+        result_list = result_list_of(pk)
+        query = None if query_id is None else query_of(result_list, query_id)
+        form = valid(SeriesForm(request.query_params, project=result_list.project))
+        since, until = form.cleaned_data["since"], form.moment
+        points = stored_series(result_list, form.spec, query=query, since=since, until=until)
+        if form.cleaned_data["format"] == "csv":
+            columns = [*self.columns, "coverage"]
+            return _csv_response(points, columns, _filename(result_list, query))
+        page, links = paged(request, self, points)
+        body = {
+            "result_list": result_list_ref(result_list),
+            "spec": spec_data(form.spec),
+            "kept": form.spec in stored_specs(result_list.project),
+            **({"query": query_names([query.pk])[query.pk]} if query else {}),
+            **links,
+            "results": page,
+        }
+        return Response(body)
+
+
+class QuerySeriesApi(ResultListSeriesApi):
+    """The stored series of one query in the result list: its NDCG, DCG, IDCG and
+    coverage at every moment the series was refreshed or rebuilt, as JSON or CSV."""
+
+    class OutputSerializer(PagedSerializer):
+        class PointSerializer(serializers.Serializer):
+            as_of = serializers.DateTimeField()
+            value = serializers.FloatField(help_text="The query's NDCG.")
+            dcg = serializers.FloatField(allow_null=True)
+            idcg = serializers.FloatField(allow_null=True)
+            judged = serializers.IntegerField()
+            retrieved = serializers.IntegerField()
+            coverage = serializers.FloatField(allow_null=True)
+            judgements = serializers.IntegerField(help_text="Current grades counted.")
+            computed_at = serializers.DateTimeField()
+
+        result_list = ResultListRefSerializer()
+        query = QueryRefSerializer()
+        spec = MetricSpecSerializer()
+        kept = serializers.BooleanField(help_text="Whether the project keeps this series now.")
+        results = PointSerializer(many=True)
+
+    columns = QUERY_COLUMNS
+
+    @extend_schema(
+        parameters=[*form_parameters(SeriesForm), *PAGE_PARAMETERS],
+        responses={200: OutputSerializer, (200, "text/csv"): OpenApiTypes.BINARY},
+    )
+    def get(self, request, pk, query_id):
+        return super().get(request, pk, query_id)
+
+
+def _filename(result_list, query) -> str:
+    scope = f"-query-{query.pk}" if query is not None else ""
+    return f"{result_list.project.slug}-{result_list.pk}{scope}-series.csv"
+
+
+def _csv_response(rows: list[dict], columns: list[str], filename: str) -> HttpResponse:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow(["" if row[name] is None else _cell(row[name]) for name in columns])
+    response = HttpResponse(out.getvalue(), content_type="text/csv")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+def _cell(value):
+    return value.isoformat() if hasattr(value, "isoformat") else value
+
+
+class QueryWorkingApi(APIView):
+    """NDCG's working for one query of the result list, rank by rank, as on the query
+    page: each hit's consensus grade, gain and discount, the cumulative DCG, the ideal
+    grade and IDCG at that rank, and NDCG down to it. Always computed from the grades.
+    """
+
+    class OutputSerializer(serializers.Serializer):
+        class RowSerializer(serializers.Serializer):
+            class DocumentSerializer(serializers.Serializer):
+                id = serializers.IntegerField()
+                external_id = serializers.CharField()
+                title = serializers.CharField()
+
+            rank = serializers.IntegerField()
+            document = DocumentSerializer(allow_null=True, help_text="Null past the hits.")
+            returned = serializers.BooleanField(help_text="Whether a hit sits at this rank.")
+            grade = serializers.FloatField(allow_null=True, help_text="Null: unjudged.")
+            gain = serializers.FloatField()
+            discount = serializers.FloatField(help_text="The weight the gain is multiplied by.")
+            discounted_gain = serializers.FloatField()
+            dcg = serializers.FloatField(help_text="Cumulative, down to this rank.")
+            ideal_grade = serializers.FloatField(allow_null=True)
+            ideal_gain = serializers.FloatField()
+            idcg = serializers.FloatField(help_text="Cumulative, down to this rank.")
+            ndcg = serializers.FloatField(help_text="NDCG down to this rank.")
+
+        result_list = ResultListRefSerializer()
+        query = QueryRefSerializer()
+        spec = MetricSpecSerializer()
+        as_of = serializers.DateTimeField()
+        source = serializers.ChoiceField(choices=SOURCES, help_text=SOURCE_HELP)
+        ndcg = serializers.FloatField()
+        dcg = serializers.FloatField()
+        idcg = serializers.FloatField()
+        judged = serializers.IntegerField(help_text="Judged hits within the cut-off.")
+        retrieved = serializers.IntegerField(help_text="Hits within the cut-off.")
+        judged_not_returned = serializers.IntegerField()
+        relevant_not_returned = serializers.IntegerField()
+        rows = RowSerializer(many=True)
+
+    permission_classes = [IsAnalyst]
+
+    @extend_schema(parameters=form_parameters(MetricForm), responses={200: OutputSerializer})
+    def get(self, request, pk, query_id):
+        result_list = result_list_of(pk)
+        query = query_of(result_list, query_id)
+        project = result_list.project
+        form = valid(MetricForm(request.query_params, project=project))
+        detail = dashboards.query_detail(project, result_list, query, form.spec, as_of=form.moment)
+        result = detail.result
+        body = {
+            "result_list": result_list_ref(result_list),
+            "query": query_names([query.pk])[query.pk],
+            "spec": spec_data(form.spec),
+            "as_of": detail.as_of,
+            "source": source(detail.stored),
+            "ndcg": result.ndcg,
+            "dcg": result.dcg,
+            "idcg": result.idcg,
+            "judged": result.judged,
+            "retrieved": result.retrieved,
+            "judged_not_returned": detail.judged_not_returned,
+            "relevant_not_returned": detail.relevant_not_returned,
+            "rows": [_working_row(working) for working in detail.working],
+        }
+        return Response(body)
+
+
+def _working_row(working) -> dict:
+    row, document = working.row, working.document
+    return {
+        "rank": row.rank,
+        "document": document and {
+            "id": document.pk, "external_id": document.external_id, "title": document.title
+        },
+        "returned": row.returned,
+        "grade": row.grade,
+        "gain": row.gain,
+        "discount": row.discount,
+        "discounted_gain": row.discounted_gain,
+        "dcg": row.dcg,
+        "ideal_grade": row.ideal_grade,
+        "ideal_gain": row.ideal_gain,
+        "idcg": row.idcg,
+        "ndcg": row.ndcg_at,
+    }  # fmt: skip
+
+
+class ResultListUnjudgedApi(APIView):
+    """Unjudged work of a result list: its first ``k`` hits per query that have no grade
+    (a "can't tell" is no grade). While any remain the list's numbers are provisional.
+
+    Hits in the project's pool (the top ``pool_depth`` of any list) are already in the
+    raters' queue; ``outside_pool`` hits are not and stay unjudged unless the pool is
+    deepened or grades are imported. ``results`` lists the queries with unjudged hits,
+    the most first.
+    """
+
+    class OutputSerializer(PagedSerializer):
+        class RowSerializer(QueryRefSerializer):
+            retrieved = serializers.IntegerField(help_text="Hits within the cut-off.")
+            unjudged = serializers.IntegerField()
+            first_rank = serializers.IntegerField(
+                help_text="Position (1 is the top) of the highest unjudged hit."
+            )
+
+        result_list = ResultListRefSerializer()
+        k = serializers.IntegerField(allow_null=True, help_text="Null: every hit.")
+        as_of = serializers.DateTimeField()
+        queries = serializers.IntegerField()
+        hits = serializers.IntegerField(help_text="Hits within the cut-off.")
+        judged = serializers.IntegerField()
+        unjudged = serializers.IntegerField()
+        provisional = serializers.BooleanField(help_text="True while any hit is unjudged.")
+        pool_depth = serializers.IntegerField()
+        in_pool = serializers.IntegerField(help_text="Unjudged hits in the raters' queue.")
+        outside_pool = serializers.IntegerField(help_text="Unjudged hits no rater is asked for.")
+        results = RowSerializer(many=True)
+
+    permission_classes = [IsAnalyst]
+
+    @extend_schema(
+        parameters=[*form_parameters(UnjudgedForm), *PAGE_PARAMETERS],
+        responses={200: OutputSerializer},
+    )
+    def get(self, request, pk):
+        result_list = result_list_of(pk)
+        project = result_list.project
+        form = valid(UnjudgedForm(request.query_params, project=project))
+        work = unjudged_work(project, result_list, k=form.cleaned_data["k"], as_of=form.moment)
+        page, links = paged(request, self, work.rows)
+        names = query_names(row.query_id for row in page)
+        body = {
+            "result_list": result_list_ref(result_list),
+            **{name: getattr(work, name) for name in ("k", "as_of", "queries", "hits")},
+            **{name: getattr(work, name) for name in ("judged", "unjudged", "provisional")},
+            **{name: getattr(work, name) for name in ("pool_depth", "in_pool", "outside_pool")},
+            **links,
+            "results": [
+                {**names[row.query_id], "retrieved": row.retrieved, "unjudged": row.unjudged,
+                 "first_rank": row.first_rank}
+                for row in page
+            ],
+        }  # fmt: skip
+        return Response(body)
+
+
+class CompareApi(APIView):
+    """Result list B (the candidate) against A (the baseline), query by query, over the
+    queries both returned: each query's values and change (worst first, paged), wins,
+    ties and losses, the paired randomisation test's p-value, the bootstrap interval of
+    the mean difference (10,000 resamples each), and the most changed queries.
+
+    With ``max_drop`` the response carries a verdict: ``passed`` is false when B's mean
+    is lower than A's by more than ``max_drop``, and ``reason`` says by how much. Hits
+    still unjudged make both means provisional; ``unjudged`` counts them per list.
+    Without ``a`` and ``b``, the two most recently captured lists are compared.
+    """
+
+    class OutputSerializer(PagedSerializer):
+        class RowSerializer(QueryRefSerializer):
+            a = serializers.FloatField()
+            b = serializers.FloatField()
+            delta = serializers.FloatField(help_text="b - a.")
+
+        class ListSerializer(ResultListRefSerializer):
+            mean = serializers.FloatField(allow_null=True, help_text="Over the common queries.")
+            queries = serializers.IntegerField(help_text="Queries the list returned.")
+            unjudged = serializers.IntegerField(help_text="Its hits within k with no grade.")
+            source = serializers.ChoiceField(choices=SOURCES)
+
+        class TestSerializer(serializers.Serializer):
+            p_value = serializers.FloatField()
+            resamples = serializers.IntegerField(help_text="0: every sign pattern enumerated.")
+            exact = serializers.BooleanField()
+            seed = serializers.IntegerField()
+
+        class GateSerializer(serializers.Serializer):
+            max_drop = serializers.FloatField()
+            passed = serializers.BooleanField()
+            reason = serializers.CharField()
+
+        spec = MetricSpecSerializer()
+        as_of = serializers.DateTimeField()
+        a = ListSerializer()
+        b = ListSerializer()
+        queries = serializers.IntegerField(help_text="Queries both lists returned.")
+        only_a = serializers.IntegerField()
+        only_b = serializers.IntegerField()
+        mean_difference = serializers.FloatField(help_text="mean(b - a) over common queries.")
+        wins = serializers.IntegerField(help_text="Queries B improved (by more than 1e-9).")
+        ties = serializers.IntegerField()
+        losses = serializers.IntegerField()
+        test = TestSerializer(help_text="Two-sided paired randomisation (sign-flip) test.")
+        interval = IntervalSerializer(help_text="Paired bootstrap interval of mean(b - a).")
+        provisional = serializers.BooleanField(
+            help_text="True while either list has unjudged hits."
+        )
+        most_improved = RowSerializer(many=True)
+        most_degraded = RowSerializer(many=True)
+        gate = GateSerializer(allow_null=True, help_text="Null without max_drop.")
+        results = RowSerializer(many=True)
+
+    permission_classes = [IsAnalyst]
+
+    @extend_schema(
+        parameters=[*form_parameters(GateForm), *PAGE_PARAMETERS],
+        responses={200: OutputSerializer},
+    )
+    def get(self, request, slug):
+        project = get_object_or_404(Project, slug=slug)
+        form = valid(GateForm(request.query_params, project=project))
+        data = form.cleaned_data
+        lists = project.result_lists.select_related("project").in_bulk([data["a"], data["b"]])
+        found = dashboards.comparison(
+            project, lists[data["a"]], lists[data["b"]], form.spec, as_of=form.moment, page=None
+        )
+        page, links = paged(request, self, found.ordered)
+        names = query_names(
+            {row.query_id for row in [*page, *found.most_improved, *found.most_degraded]}
+        )
+        gate = None
+        if data["max_drop"] is not None:
+            gate = comparison_gate(found, form.spec, max_drop=data["max_drop"])
+        body = {
+            "spec": spec_data(form.spec),
+            "as_of": found.as_of,
+            "a": _compared(found.a, found.mean_a),
+            "b": _compared(found.b, found.mean_b),
+            "queries": found.queries,
+            "only_a": found.only_a,
+            "only_b": found.only_b,
+            "mean_difference": found.mean_difference,
+            "wins": found.wins,
+            "ties": found.ties,
+            "losses": found.losses,
+            "test": _test(found.test),
+            "interval": interval_data(found.interval, SEED),
+            "provisional": found.a.unjudged + found.b.unjudged > 0,
+            "most_improved": [_delta(row, names) for row in found.most_improved],
+            "most_degraded": [_delta(row, names) for row in found.most_degraded],
+            "gate": gate and dataclasses.asdict(gate),
+            **links,
+            "results": [_delta(row, names) for row in page],
+        }
+        return Response(body)
+
+
+def _compared(evaluation, mean) -> dict:
+    return {
+        **result_list_ref(evaluation.result_list),
+        "mean": number(mean),
+        "queries": len(evaluation.query_ids),
+        "unjudged": evaluation.unjudged,
+        "source": source(evaluation.stored),
+    }
+
+
+def _test(test) -> dict:
+    return {
+        "p_value": test.p_value,
+        "resamples": test.resamples,
+        "exact": test.exact,
+        "seed": SEED,
+    }
+
+
+def _delta(row, names: dict) -> dict:
+    return {**names[row.query_id], "a": row.a, "b": row.b, "delta": row.delta}

@@ -1,0 +1,106 @@
+"""Every measure of one result list under one metric: NDCG, P@k, AP@k, RR@k and ERR@k
+of each query from one read of its grades, and the mean NDCG with its interval as the
+overview shows it (the stored overall point where the series is current)."""
+
+import datetime as dt
+from dataclasses import dataclass
+
+import numpy as np
+from django.utils import timezone
+
+from judgements.models import Project, ResultList
+from metrics import selectors, services
+from metrics.core import (
+    average_precision_batch,
+    expected_reciprocal_rank_batch,
+    precision_batch,
+    reciprocal_rank_batch,
+)
+from metrics.core.segments import condense, offsets_from_lengths, positions, segment_sums
+from metrics.dashboards.evaluations import Evaluation, computed_evaluation, counted_as
+from metrics.dashboards.overview import ListSummary, computed_summary, stored_summaries
+from metrics.registry import MetricSpec
+
+# The lowest consensus grade that P, AP and RR count as relevant: trec_eval's -l 1.
+RELEVANT_FROM = 1.0
+
+
+@dataclass(frozen=True)
+class ResultListMetrics:
+    """NDCG of each query (``evaluation``), the mean with its interval (``summary``) and
+    the other measures of each query, aligned on ``evaluation.query_ids``."""
+
+    evaluation: Evaluation
+    summary: ListSummary
+    measures: dict[str, np.ndarray]
+    max_grade: int
+    relevant_from: float = RELEVANT_FROM
+
+    @property
+    def means(self) -> dict[str, float | None]:
+        means = {"ndcg": self.summary.mean}
+        for name, values in self.measures.items():
+            mean = self.evaluation.mean_of(values)
+            means[name] = None if mean is None or np.isnan(mean) else mean
+        return means
+
+
+def result_list_metrics(
+    project: Project, result_list: ResultList, spec: MetricSpec, *, as_of: dt.datetime | None
+) -> ResultListMetrics:
+    """Every measure of the list's queries from one read of its grades (packed when they
+    hold as of the moment, else replayed from the log), and the mean with its interval:
+    the list's stored overall point when the series is current, else computed."""
+    moment = as_of or timezone.now()
+    grades, result = services.result_list_evaluate(result_list, spec, as_of=moment)
+    evaluation = computed_evaluation(result_list, moment, grades, result)
+    # The mean counts the queries of the metric's mean_over (under "all", unreturned too).
+    [evaluation] = counted_as(project, spec, [evaluation], as_of=moment)
+    # The grades reach at least the top k, all the measures look at.
+    measures = binary_and_cascade_measures(grades, spec, max_grade=project.max_grade)
+    stored = None if as_of is not None else stored_summaries(project, spec, [result_list])
+    summary = stored[0] if stored else computed_summary(evaluation)
+    return ResultListMetrics(evaluation, summary, measures, project.max_grade)
+
+
+def binary_and_cascade_measures(
+    grades: selectors.ResultListGrades, spec: MetricSpec, *, max_grade: int
+) -> dict[str, np.ndarray]:
+    """P@k, AP@k, RR@k and ERR@k of every query of ``grades``, with trec_eval's
+    definitions (AP@k is its map_cut.k; without k, all four look at whole lists).
+
+    Relevant means a consensus grade of at least ``RELEVANT_FROM``; AP divides by the
+    query's relevant judged documents. With ``spec.unjudged == "remove"`` unjudged hits
+    leave the lists first (trec_eval on condensed lists). P is NaN without a cut-off,
+    ERR NaN on a scale whose top grade is not positive. Gain, discount and the ideal
+    are NDCG's parameters and change none of these.
+    """
+    ranked, offsets = grades.ranked_grades, grades.offsets
+    if spec.unjudged == "remove":
+        ranked, offsets = condense(ranked, offsets)
+    if spec.k is not None:
+        # Only the top k counts: whole lists (read for NDCG's returned ideal or to remove
+        # unjudged hits) are cut first, which changes no value.
+        ranked = ranked[positions(offsets) < spec.k]
+        offsets = offsets_from_lengths(np.minimum(np.diff(offsets), spec.k))
+    relevant = (grades.judged_grades >= RELEVANT_FROM).astype(np.float64)
+    n_relevant = segment_sums(relevant, grades.judged_offsets)
+    unknown = np.full(len(offsets) - 1, np.nan)
+    return {
+        "precision": (
+            precision_batch(ranked, offsets, k=spec.k, threshold=RELEVANT_FROM)
+            if spec.k
+            else unknown
+        ),
+        "average_precision": average_precision_batch(
+            ranked, offsets, n_relevant, k=spec.k, threshold=RELEVANT_FROM
+        ),
+        "reciprocal_rank": reciprocal_rank_batch(
+            ranked, offsets, k=spec.k, threshold=RELEVANT_FROM
+        ),
+        "err": (
+            expected_reciprocal_rank_batch(ranked, offsets, k=spec.k, max_grade=max_grade)
+            if max_grade > 0
+            else unknown
+        ),
+    }
