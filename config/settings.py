@@ -133,6 +133,9 @@ TASK_BACKENDS = {
     "database": "django_tasks_db.DatabaseBackend",
 }
 TASKS = {"default": {"BACKEND": TASK_BACKENDS[os.getenv("TASKS_BACKEND", "immediate")]}}
+# Uploads larger than this (pages and API) are imported by a background task, so that
+# the request returns at once however long the import takes; smaller ones in the request.
+UPLOAD_BACKGROUND_BYTES = envint("UPLOAD_BACKGROUND_BYTES", str(4 << 20))
 
 # The API: tokens for scripts, sessions for the browser (token first, so that an
 # anonymous request gets 401 with a WWW-Authenticate header rather than 403).
@@ -185,7 +188,12 @@ SPECTACULAR_SETTINGS = {
         "judgements.api.errors.schema_error_responses",
     ],
     # Metrics say where their numbers come from; judgements have a "source" of their own.
-    "ENUM_NAME_OVERRIDES": {"MetricSourceEnum": ["stored", "computed"]},
+    "ENUM_NAME_OVERRIDES": {
+        "MetricSourceEnum": ["stored", "computed"],
+        # Two models have a field named "kind": each enum keeps its model's name.
+        "JudgementKindEnum": "judgements.models.Judgement.Kind",
+        "JobKindEnum": "judgements.models.Job.Kind",
+    },
 }
 
 # Served over TLS (directly or behind a TLS-terminating proxy): redirect plain HTTP,

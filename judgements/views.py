@@ -1,8 +1,5 @@
-import functools
 from dataclasses import dataclass
 
-import markdown
-import nh3
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
@@ -10,9 +7,8 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db.models import Count
 from django.http import Http404, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
@@ -25,15 +21,14 @@ from judgements.forms import (
     BulkFilterForm,
     LeaseForm,
     PairForm,
-    ProjectRatersForm,
     answer_choices,
 )
+from judgements.guidelines import guidelines_html
+from judgements.jobs import projects_being_deleted
 from judgements.models import Document, Judgement, Project
 from judgements.queue import (
     bulk_pairs,
     lease_release,
-    pool_summary,
-    project_rater_progress,
     query_neighbours,
     queue_next_pair,
     queue_restore_pair,
@@ -58,6 +53,8 @@ def home(request):
     rateable = rateable_projects(request.user)
     # Analysts manage every project; raters see only the projects they may rate.
     projects = Project.objects.all() if analyst else rateable
+    # A project being deleted is gone as far as its users are concerned.
+    projects = projects.exclude(pk__in=projects_being_deleted())
     ctx = {
         "projects": projects.annotate(query_count=Count("queries")),
         "is_analyst": analyst,
@@ -76,33 +73,12 @@ def start(request):
     return redirect("judgements:home")
 
 
-@role_required(Role.ANALYST)
-def project(request, slug):
-    project = get_object_or_404(Project, slug=slug)
-    ctx = {
-        "project": project,
-        "query_count": project.queries.count(),
-        "document_count": project.documents.count(),
-        "result_lists": project.result_lists.annotate(hit_count=Count("hits")),
-        "judgement_count": Judgement.objects.for_project(project).count(),
-        "rater_count": Judgement.objects.for_project(project).values("rater").distinct().count(),
-    }
-    return render(request, "judgements/project.html", ctx)
-
-
 def _rateable_project(request, slug) -> Project:
     project = rateable_project(request.user, slug)
     if project is None:
         # A project the user may not rate answers 404, so that it stays out of sight.
         raise Http404("No such project to rate.")
     return project
-
-
-@functools.lru_cache(maxsize=64)
-def _guidelines_html(text: str) -> SafeString:
-    # nh3 removes scripts, event handlers and javascript: links that the Markdown
-    # (which passes raw HTML through) may carry; only then is the result safe.
-    return mark_safe(nh3.clean(markdown.markdown(text)))
 
 
 def _answer_label(project: Project, judgement: Judgement) -> str:
@@ -198,7 +174,7 @@ def rate(request, slug):
         ctx.update(_why_nothing_to_rate(request.user, project, page.progress))
     if partial:
         return render(request, "judgements/partials/_rating.html", ctx)
-    ctx["guidelines"] = _guidelines_html(project.guidelines)
+    ctx["guidelines"] = guidelines_html(project.guidelines)
     return render(request, "judgements/rate.html", ctx)
 
 
@@ -401,21 +377,3 @@ def _bulk_save(request, project: Project, query, form: BulkAnswerForm):
     else:
         messages.success(request, f"Saved {written} answer{'s' if written != 1 else ''}.")
     return redirect(request.get_full_path())
-
-
-@role_required(Role.ANALYST)
-def raters(request, slug):
-    project = get_object_or_404(Project, slug=slug)
-    form = ProjectRatersForm(request.POST or None, instance=project)
-    if request.method == "POST" and form.is_valid():
-        form.save()
-        messages.success(request, "Saved who may rate this project.")
-        return redirect("judgements:raters", slug=slug)
-    ctx = {
-        "project": project,
-        "form": form,
-        "progress": project_rater_progress(project),
-        "pool": pool_summary(project),
-        "is_analyst": True,
-    }
-    return render(request, "judgements/raters.html", ctx)

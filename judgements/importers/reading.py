@@ -3,9 +3,12 @@
 import csv
 import io
 import json
+import json.decoder
+import json.scanner
 import re
 import tempfile
 import zipfile
+from array import array
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -120,7 +123,8 @@ class Duplicates:
     """Remembers a 64-bit key per row (12 bytes a row) and reports repeats at the end."""
 
     def __init__(self, field_name: str, what: str):
-        self.field, self.what, self.keys, self.lines = field_name, what, [], []
+        # Arrays of int64, not lists of Python ints (which cost about 70 bytes a row).
+        self.field, self.what, self.keys, self.lines = field_name, what, array("q"), array("q")
 
     def add(self, key, line: int) -> None:
         self.keys.append(key if isinstance(key, int) else hash(key))
@@ -129,7 +133,7 @@ class Duplicates:
     def errors(self) -> Iterator[LineError]:
         if not self.keys:
             return
-        keys, lines = np.array(self.keys, dtype=np.int64), np.array(self.lines, dtype=np.int64)
+        keys, lines = np.frombuffer(self.keys, np.int64), np.frombuffer(self.lines, np.int64)
         order = np.lexsort((lines, keys))
         keys, lines = keys[order], lines[order]
         starts = np.r_[True, keys[1:] != keys[:-1]]

@@ -76,7 +76,9 @@
     return `${set.label}: ${four(point[MEAN])}, ${interval}, ${point[QUERIES]} queries`;
   };
 
-  new Chart(document.getElementById("series-chart"), {
+  // A chart without data is not drawn (its axis would start in 1970): the page says why.
+  const seriesCanvas = document.getElementById("series-chart");
+  if (seriesCanvas) new Chart(seriesCanvas, {
     type: "line",
     data: { datasets },
     options: {
@@ -117,7 +119,8 @@
   });
 
   const lists = data.by_capture;
-  new Chart(document.getElementById("capture-chart"), {
+  const captureCanvas = document.getElementById("capture-chart");
+  if (captureCanvas) new Chart(captureCanvas, {
     data: {
       labels: lists.map((list) => `${list.label} (${day(list.x)})`),
       datasets: [

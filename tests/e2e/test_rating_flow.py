@@ -37,7 +37,9 @@ def press_and_wait(page, key):
     with page.expect_response(lambda response: response.url.endswith(RATE)) as answer:
         page.keyboard.press(key)
     page.wait_for_selector("#rating:not(.htmx-request)")
-    page.wait_for_function("!document.querySelector('.htmx-swapping, .htmx-settling')")
+    # A selector wait, not wait_for_function: its predicate is compiled with new Function
+    # in the page, which the Content-Security-Policy (no 'unsafe-eval') refuses.
+    page.wait_for_selector(".htmx-swapping, .htmx-settling", state="detached")
     return answer.value.text()
 
 

@@ -165,16 +165,23 @@ def test_the_raters_page_shows_progress_per_rater(
     answer(rater, hits[1], grade=None, kind="cant_tell")
     answer(other_rater, hits[0], grade=1)
     client.force_login(analyst)
-    response = client.get(url("raters", project))
-    rows = {row.username: (row.answered, row.waiting) for row in response.context["progress"]}
+    # The raters page lives with the dashboards; the project's address leads there.
+    response = client.get(url("raters", project), follow=True)
+    assert response.redirect_chain == [(reverse("metrics:raters", args=[project.slug]), 302)]
+    rows = {
+        line.username: (line.answered, line.waiting, line.cant_tell)
+        for line in response.context["lines"]
+    }
     # The project wants one grade per pair: only alice's can't-tell pair still waits.
-    assert rows == {"alice": (2, 1), "bob": (1, 0)}
+    assert rows == {"alice": (2, 1, 1), "bob": (1, 0, 0)}
     assert response.context["pool"].pairs == 5
 
 
 def test_an_analyst_names_the_raters_of_a_project(client, analyst, rater, other_rater, project):
     client.force_login(analyst)
-    response = client.post(url("raters", project), {"raters": [other_rater.pk]}, follow=True)
+    response = client.post(
+        url("raters_access", project), {"raters": [other_rater.pk]}, follow=True
+    )
     assert "Saved who may rate" in response.content.decode()
     assert list(project.raters.all()) == [other_rater]
 
