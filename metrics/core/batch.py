@@ -36,7 +36,7 @@ from metrics.core.batch_dcg import (
 )
 from metrics.core.gains import Discount, Gain, Negative, check_discount, check_gain, check_negative
 from metrics.core.ndcg import IDEAL_DEPTHS, UNJUDGED, IdealDepth, Unjudged, check_k
-from metrics.core.segments import FloatArray, Int64Array, check_offsets, condense
+from metrics.core.segments import FloatArray, Int64Array, check_offsets
 
 __all__ = [
     "MAX_COUNTED_GRADE",
@@ -240,10 +240,16 @@ def _block_parts(
     idcg = block.idcg(depth, gain, discount)
     worst = (block.worst_dcg(depth, gain, discount),) if signed else ()
     if unjudged == "remove":
-        judged, retrieved = judged_counts(ranked, offsets, k)
-        ranked, offsets = condense(ranked, offsets)
-        dcg, _, _ = ranked_dcg_and_judged(ranked, offsets, k, gain, discount, signed=signed)
-        return dcg, idcg, judged, retrieved, *worst
+        # Judged hits in the top k are counted on the running count condensing takes.
+        lengths = np.diff(offsets)
+        retrieved = lengths if k is None else np.minimum(lengths, k)
+        is_judged = ~np.isnan(ranked)
+        judged_before = np.concatenate(([0], np.cumsum(is_judged)))
+        judged = judged_before[offsets[:-1] + retrieved] - judged_before[offsets[:-1]]
+        dcg, _, _ = ranked_dcg_and_judged(
+            ranked[is_judged], judged_before[offsets], k, gain, discount, signed=signed
+        )
+        return dcg, idcg, judged.astype(np.int64), retrieved.astype(np.int64), *worst
     dcg, judged, retrieved = ranked_dcg_and_judged(
         ranked, offsets, k, gain, discount, signed=signed
     )

@@ -7,6 +7,7 @@ discount table, ``IDCG = sum_g gain(g) * (P[end_g] - P[start_g])``.
 """
 
 import numpy as np
+from numpy.typing import NDArray
 
 from metrics.core.gains import (
     Discount,
@@ -163,12 +164,35 @@ def idcg_from_grades(
     if np.all(usable) and _highest_first(grades, offsets):
         # Already the ideal lists (the packed grades come so): the sort is skipped.
         return ranked_dcg(grades, offsets, depth, gain, discount)
-    owner = segment_ids(offsets)[usable]
+    return ranked_dcg(*_sorted_highest_first(grades, offsets, usable), depth, gain, discount)
+
+
+def _sorted_highest_first(
+    grades: FloatArray, offsets: Int64Array, usable: NDArray[np.bool_]
+) -> tuple[FloatArray, Int64Array]:
+    """The ``usable`` grades of each segment, highest first, and their offsets.
+
+    Examples
+    --------
+    >>> grades = np.array([0.5, 2.5, np.nan, 1.0, 3.0])
+    >>> values, offsets = _sorted_highest_first(grades, np.array([0, 3, 5]), grades >= 0)
+    >>> values.tolist(), offsets.tolist()
+    ([2.5, 0.5, 3.0, 1.0], [0, 2, 4])
+    """
+    kept_offsets = np.concatenate(([0], np.cumsum(usable)))[offsets]
     values = grades[usable]
-    n_queries = len(offsets) - 1
-    order = np.lexsort((-values, owner))
-    sorted_offsets = np.searchsorted(owner[order], np.arange(n_queries + 1))
-    return ranked_dcg(values[order], sorted_offsets, depth, gain, discount)
+    lengths = np.diff(kept_offsets)
+    width = int(lengths.max(initial=0))
+    if len(lengths) * width <= 4 * len(values) + 1024:
+        # Segments of similar lengths (a result list's hits) are the rows of a matrix,
+        # padded with -inf at their ends; sorting its short rows beats one long sort.
+        matrix = np.full((len(lengths), width), -np.inf)
+        present = np.arange(width) < lengths[:, None]
+        matrix[present] = values
+        matrix.sort(axis=1)
+        return matrix[:, ::-1][present], kept_offsets
+    order = np.lexsort((-values, segment_ids(kept_offsets)))
+    return values[order], kept_offsets
 
 
 def _highest_first(grades: FloatArray, offsets: Int64Array) -> bool:
@@ -236,11 +260,9 @@ def grade_counts(grades: FloatArray, offsets: Int64Array) -> Int64Array | None:
     True
     """
     n_queries = len(offsets) - 1
-    owner = segment_ids(offsets)
     usable = grades >= 0  # NaN compares False, so unjudged grades drop out too.
-    values = grades
-    if not np.all(usable):
-        owner, values = owner[usable], grades[usable]
+    everyone = bool(np.all(usable))
+    values = grades if everyone else grades[usable]
     top_grade = values.max() if len(values) else 0.0
     if top_grade > MAX_COUNTED_GRADE:
         return None
@@ -248,5 +270,6 @@ def grade_counts(grades: FloatArray, offsets: Int64Array) -> Int64Array | None:
     whole = values.astype(np.int64)
     if not np.array_equal(whole, values):
         return None
+    owner = segment_ids(offsets) if everyone else segment_ids(offsets)[usable]
     flat = np.bincount(owner * levels + whole, minlength=n_queries * levels)
     return flat.reshape(n_queries, levels)
