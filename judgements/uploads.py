@@ -76,7 +76,10 @@ class UploadKind:
 
 
 def format_label(name: str, parser: Callable) -> str:
-    """``name``, with the first line of its parser's docstring when it has one."""
+    """``name``, with the format's label (``importers.ImportFormat``), else the first line
+    of its parser's docstring when it has one."""
+    if label := getattr(parser, "label", ""):
+        return f"{name}: {label}"
     lines = (inspect.getdoc(parser) or "").splitlines()
     # Docstrings are reStructuredText and may point at code ("see EVENT_COLUMNS").
     text = re.sub(r";\s*see \S+$", "", lines[0].replace("``", "").rstrip(".")) if lines else ""

@@ -120,7 +120,10 @@ def test_every_judgement_format_the_importers_read_is_offered(charlie, project):
     forms = {section["upload"].kind: section["form"] for section in sections}
     offered = [name for name, _ in forms["judgements"].fields["format"].choices]
     assert offered == list(importers.JUDGEMENT_FORMATS)
-    assert [name for name, _ in forms["result_list"].fields["format"].choices] == ["trec", "json"]
+    assert forms["result_list"].fields["format"].choices == [
+        ("trec", "trec: TREC run"),
+        ("json", "json: Result list JSON"),
+    ]
     assert set(forms) == {"queries", "documents", "result_list", "judgements", "search_log"}
 
 
