@@ -22,6 +22,13 @@ from searchlogs.services import search_log_ingest
 # Arguments the kinds below fill themselves; any other keyword flag is an option.
 FILLED = {"project", "upload", "file_format", "uploaded_by", "query_map"}
 RUN_FIELDS = ("name", "engine", "captured_at")
+# What an option does, in words, for the page (an option without words shows its name).
+FLAG_HELP = {
+    "create_missing": (
+        "Create the documents and query ids the file names but the project lacks (ids "
+        "only); without it they are one error and nothing is written."
+    ),
+}
 FORMAT_LABELS = {"csv": "csv: CSV", "json": "json: JSON", "jsonl": "jsonl: JSON Lines"}
 
 

@@ -11,7 +11,7 @@ from django.utils.text import slugify
 
 from judgements.models import MAX_GRADES, Project, default_scale
 from judgements.projects import GENERAL_FIELDS, metric_default_fields, settings_fields
-from judgements.uploads import UploadKind, json_options
+from judgements.uploads import FLAG_HELP, UploadKind, json_options
 
 SCALE_COLUMNS = ("value", "label", "description")
 
@@ -187,7 +187,9 @@ class UploadForm(forms.Form):
             )
         for flag in upload.flags:
             self.fields[flag] = forms.BooleanField(
-                required=False, label=flag.replace("_", " ").capitalize()
+                required=False,
+                label=flag.replace("_", " ").capitalize(),
+                help_text=FLAG_HELP.get(flag, ""),
             )
 
     def files_by_part(self) -> dict:

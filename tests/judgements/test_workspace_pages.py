@@ -125,6 +125,8 @@ def test_every_judgement_format_the_importers_read_is_offered(charlie, project):
         ("json", "json: Result list JSON"),
     ]
     assert set(forms) == {"queries", "documents", "result_list", "judgements", "search_log"}
+    # The option to create what the file names but the project lacks says what it does.
+    assert "lacks" in forms["judgements"].fields["create_missing"].help_text
 
 
 def test_a_format_added_to_the_importers_appears_on_the_page(charlie, project, monkeypatch):
