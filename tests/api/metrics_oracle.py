@@ -81,17 +81,20 @@ def unreturned(result_list, spec: MetricSpec, as_of) -> list[dict]:
     return [{**row, "idcg": None, "graded": True} for _ in judged - returned]
 
 
+def _mean(values: list[float]) -> float | None:
+    return float(np.mean(values)) if values else None
+
+
 def summary(values: dict[int, dict], spec: MetricSpec, missing: list[dict] = ()) -> dict:
     """The mean of each measure, coverage, zero-IDCG count and the mean's interval
     (``missing``: the rows of ``unreturned``)."""
     counted = [row for _, row in sorted(values.items()) if counts(row, spec)] + list(missing)
     ndcg_values = np.array([row["ndcg"] for row in counted])
     interval = bootstrap_mean_ci(ndcg_values, confidence=0.95, n_resamples=1000, seed=0)
-    means = {
-        name: float(np.mean([row[name] for row in counted]))
-        for name in ("ndcg", "average_precision", "reciprocal_rank", "err")
-    }
-    means["precision"] = float(np.mean([row["precision"] for row in counted])) if spec.k else None
+    names = ("ndcg", "average_precision", "reciprocal_rank", "err")
+    # No query counts before the first grade (judged mean): then there is no mean.
+    means = {name: _mean([row[name] for row in counted]) for name in names}
+    means["precision"] = _mean([row["precision"] for row in counted]) if spec.k else None
     # Coverage is judged@k over every query the list returned, as the overview draws it.
     judged = sum(row["judged"] for row in values.values())
     retrieved = sum(row["retrieved"] for row in values.values())
