@@ -325,7 +325,13 @@ def queue_wait(*, rater, project: Project) -> QueueWait:
     return QueueWait(held=held, until=until)
 
 
-# The queue's rule for one pool pair, under the pair's row lock: slots still open once
+# A pool pair's row lock, taken before its room is read (see pair_has_room).
+POOL_PAIR_LOCK_SQL = """
+SELECT pair.id FROM judgements_queuepair pair
+WHERE pair.query_id = %(query)s AND pair.document_id = %(document)s
+FOR UPDATE OF pair
+"""
+# The queue's rule for one pool pair, once its row is locked: slots still open once
 # other raters' live leases are counted, and whether the rater already answered it.
 POOL_PAIR_ROOM_SQL = """
 SELECT pair.needed - (
@@ -334,8 +340,7 @@ SELECT pair.needed - (
              AND lease.rater_id <> %(rater)s AND lease.expires_at > now()),
        jsonb_exists(pair.answered, %(rater)s::text)
 FROM judgements_queuepair pair
-WHERE pair.query_id = %(query)s AND pair.document_id = %(document)s
-FOR UPDATE OF pair
+WHERE pair.id = %(pair)s
 """
 # A pair ranked below the pool: its hits' rows serialise the raters who answer it.
 OTHER_PAIR_ROOM_SQL = """
@@ -363,13 +368,20 @@ def pair_has_room(*, rater, project: Project, query_id: int, document_id: int) -
     when the queue picks a pair. The pair's row stays locked until the transaction
     ends, so that two raters answering at once cannot both take its last slot. Call
     inside the transaction that writes the answer.
+
+    The room is read by a new statement once the lock is held, as ``_lease`` does:
+    under READ COMMITTED, a statement that waited for the lock would see the pair's
+    new grade count but the leases of its snapshot from before the wait, so the lease
+    of a rater whose grade just committed would still hold a slot, and the second
+    holder of a pair with two slots was refused its grade.
     """
     params = {"rater": rater.pk, "query": query_id, "document": document_id}
     with connection.cursor() as cursor:
-        cursor.execute(POOL_PAIR_ROOM_SQL, params)
+        cursor.execute(POOL_PAIR_LOCK_SQL, params)
         row = cursor.fetchone()
         if row is not None:
-            open_slots, answered = row
+            cursor.execute(POOL_PAIR_ROOM_SQL, params | {"pair": row[0]})
+            open_slots, answered = cursor.fetchone()
             return answered or open_slots > 0
         cursor.execute(OTHER_PAIR_ROOM_SQL, params)
         cursor.execute(OTHER_PAIR_GRADES_SQL, params)

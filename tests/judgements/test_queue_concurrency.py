@@ -19,6 +19,14 @@ from tests.factories import ResultListFactory, UserFactory
 from tests.judgements.test_queue import assert_pool_matches_the_log
 
 
+@pytest.fixture(autouse=True)
+def refreshes_queued_for_a_worker(settings):
+    """Grades queue their metrics refresh as in production, for a worker that does not
+    run here: the raters' threads measure grading, not the refreshes the tests' default
+    backend would run in each of them on every commit."""
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+
+
 def project_with_pairs(queries: int, hits_per_query: int, judges_per_pair: int) -> Project:
     """A project whose pool is ``queries`` x ``hits_per_query`` pairs, built in bulk."""
     project = Project.objects.create(
@@ -64,11 +72,14 @@ def raters_named(prefix: str, count: int) -> list:
     return [UserFactory(username=f"{prefix}{n:02d}", roles=["rater"]) for n in range(count)]
 
 
-def grade_what_the_queue_hands_out(raters, project, rounds: int | None = None) -> list[str]:
+def grade_what_the_queue_hands_out(
+    raters, project, rounds: int | None = None
+) -> tuple[list[str], list[str]]:
     """Each rater loops next pair -> grade it, until the queue is empty for them (or for
-    ``rounds`` rounds); returns the refusals of handed pairs, which should be none."""
+    ``rounds`` rounds); returns the refusals of handed pairs, which should be none, and
+    the raters whose queue ran out."""
     barrier = threading.Barrier(len(raters))
-    refused, errors = [], []
+    refused, ran_out, errors = [], [], []
 
     def work(rater):
         try:
@@ -77,6 +88,7 @@ def grade_what_the_queue_hands_out(raters, project, rounds: int | None = None) -
             while rounds is None or done < rounds:
                 pair = queue_next_pair(rater=rater, project=project)
                 if pair is None:
+                    ran_out.append(f"{rater.username} after {done} grades")
                     return
                 try:
                     grade(rater, project, pair)
@@ -95,7 +107,7 @@ def grade_what_the_queue_hands_out(raters, project, rounds: int | None = None) -
         thread.join(timeout=300)
     assert errors == []
     assert not any(thread.is_alive() for thread in threads)
-    return refused
+    return refused, ran_out
 
 
 def grades_per_pair(project: Project) -> Counter:
@@ -107,8 +119,9 @@ def grades_per_pair(project: Project) -> Counter:
 def test_twenty_raters_grading_what_the_queue_hands_them_are_never_refused():
     project = project_with_pairs(queries=15, hits_per_query=10, judges_per_pair=2)
     raters = raters_named("grader", 20)
-    refused = grade_what_the_queue_hands_out(raters, project)
+    refused, ran_out = grade_what_the_queue_hands_out(raters, project)
     assert refused == []
+    assert len(ran_out) == 20
     per_pair = grades_per_pair(project)
     assert len(per_pair) == 150
     assert set(per_pair.values()) == {2}
@@ -183,8 +196,9 @@ def test_at_scale_raters_grading_handed_pairs_are_never_refused():
     takes more than its two grades."""
     project = project_with_pairs(queries=300, hits_per_query=10, judges_per_pair=2)
     raters = raters_named("scale", 20)
-    refused = grade_what_the_queue_hands_out(raters, project, rounds=25)
+    refused, ran_out = grade_what_the_queue_hands_out(raters, project, rounds=25)
     assert refused == []
+    assert ran_out == []  # Thousands of pairs are still open: nobody is told "done".
     per_pair = grades_per_pair(project)
     assert sum(per_pair.values()) == 20 * 25
     assert max(per_pair.values()) == 2
