@@ -203,3 +203,38 @@ def test_at_scale_raters_grading_handed_pairs_are_never_refused():
     assert sum(per_pair.values()) == 20 * 25
     assert max(per_pair.values()) == 2
     assert_pool_matches_the_log(project)
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_raters_asking_at_once_are_never_told_the_queue_is_empty_while_pairs_are_open():
+    """Twenty raters ask for a pair sixty times each, at once, on 3,000 open pairs.
+
+    A pick can be out of date by the time its pair is locked (other raters' leases
+    committed meanwhile took the pair's slot); each such miss is another rater's lease,
+    so the queue tries the next pair rather than saying it is empty.
+    """
+    project = project_with_pairs(queries=300, hits_per_query=10, judges_per_pair=1)
+    raters = raters_named("asker", 20)
+    barrier = threading.Barrier(len(raters))
+    empty, errors = [], []
+
+    def ask_again_and_again(rater):
+        try:
+            barrier.wait(timeout=30)
+            for number in range(60):
+                if queue_next_pair(rater=rater, project=project) is None:
+                    empty.append(f"{rater.username}, ask {number}")
+        except Exception as error:  # Collected so the main thread can report it.
+            errors.append(repr(error))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=ask_again_and_again, args=(r,)) for r in raters]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert errors == []
+    assert empty == []
+    leases = QueueLease.objects.values_list("query_id", "document_id")
+    assert len(leases) == len(set(leases)) == 20  # One slot per pair, one pair per rater.
