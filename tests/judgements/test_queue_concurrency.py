@@ -72,41 +72,52 @@ def raters_named(prefix: str, count: int) -> list:
     return [UserFactory(username=f"{prefix}{n:02d}", roles=["rater"]) for n in range(count)]
 
 
-def grade_what_the_queue_hands_out(
-    raters, project, rounds: int | None = None
-) -> tuple[list[str], list[str]]:
-    """Each rater loops next pair -> grade it, until the queue is empty for them (or for
-    ``rounds`` rounds); returns the refusals of handed pairs, which should be none, and
-    the raters whose queue ran out."""
+def at_once(raters, work) -> None:
+    """Run ``work(rater)`` in one thread per rater, each with its own connection,
+    released together; fail on any exception and on a thread still running."""
     barrier = threading.Barrier(len(raters))
-    refused, ran_out, errors = [], [], []
+    errors = []
 
-    def work(rater):
+    def run(rater):
         try:
             barrier.wait(timeout=30)
-            done = 0
-            while rounds is None or done < rounds:
-                pair = queue_next_pair(rater=rater, project=project)
-                if pair is None:
-                    ran_out.append(f"{rater.username} after {done} grades")
-                    return
-                try:
-                    grade(rater, project, pair)
-                except PairComplete:
-                    refused.append(f"{rater.username}: pair {pair.query_id}/{pair.document_id}")
-                done += 1
+            work(rater)
         except Exception as error:  # Collected so the main thread can report it.
             errors.append(repr(error))
         finally:
             connection.close()
 
-    threads = [threading.Thread(target=work, args=(rater,)) for rater in raters]
+    threads = [threading.Thread(target=run, args=(rater,)) for rater in raters]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(timeout=300)
     assert errors == []
     assert not any(thread.is_alive() for thread in threads)
+
+
+def grade_what_the_queue_hands_out(
+    raters, project, rounds: int | None = None
+) -> tuple[list[str], list[str]]:
+    """Each rater loops next pair -> grade it, until the queue is empty for them (or for
+    ``rounds`` rounds); returns the refusals of handed pairs, which should be none, and
+    the raters whose queue ran out."""
+    refused, ran_out = [], []
+
+    def work(rater):
+        done = 0
+        while rounds is None or done < rounds:
+            pair = queue_next_pair(rater=rater, project=project)
+            if pair is None:
+                ran_out.append(f"{rater.username} after {done} grades")
+                return
+            try:
+                grade(rater, project, pair)
+            except PairComplete:
+                refused.append(f"{rater.username}: pair {pair.query_id}/{pair.document_id}")
+            done += 1
+
+    at_once(raters, work)
     return refused, ran_out
 
 
@@ -215,26 +226,14 @@ def test_raters_asking_at_once_are_never_told_the_queue_is_empty_while_pairs_are
     """
     project = project_with_pairs(queries=300, hits_per_query=10, judges_per_pair=1)
     raters = raters_named("asker", 20)
-    barrier = threading.Barrier(len(raters))
-    empty, errors = [], []
+    empty = []
 
     def ask_again_and_again(rater):
-        try:
-            barrier.wait(timeout=30)
-            for number in range(60):
-                if queue_next_pair(rater=rater, project=project) is None:
-                    empty.append(f"{rater.username}, ask {number}")
-        except Exception as error:  # Collected so the main thread can report it.
-            errors.append(repr(error))
-        finally:
-            connection.close()
+        for number in range(60):
+            if queue_next_pair(rater=rater, project=project) is None:
+                empty.append(f"{rater.username}, ask {number}")
 
-    threads = [threading.Thread(target=ask_again_and_again, args=(r,)) for r in raters]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=300)
-    assert errors == []
+    at_once(raters, ask_again_and_again)
     assert empty == []
     leases = QueueLease.objects.values_list("query_id", "document_id")
     assert len(leases) == len(set(leases)) == 20  # One slot per pair, one pair per rater.
