@@ -30,9 +30,6 @@ from judgements.models import (
 from judgements.roles import Role, can_rate, roles_of
 
 LEASE_DURATION = dt.timedelta(minutes=10)
-# A lease fails only when other raters' leases took the pair's last slot between the
-# pick and the lock; the next candidate is then tried, so a handful of tries is plenty.
-CLAIM_ATTEMPTS = 5
 
 
 def rateable_projects(user):
@@ -147,11 +144,13 @@ def queue_next_pair(*, rater, project: Project) -> QueuePair | None:
     are released, so a rater holds one slot at a time. The pair's ``lease_expires_at``
     says when its lease ends and names it for ``lease_release``.
     """
+    # A lease fails only when other raters' leases, committed after the pick's snapshot
+    # and before its lock, took the pair's last slot. The next candidate is then tried,
+    # for as long as there is one: each miss is another rater's lease, so the tries end,
+    # and a fixed number of them told raters the queue was empty (20 raters asking at
+    # once on 3,000 open pairs missed five times in a row) while pairs were open.
     passed: list[int] = []
-    for _attempt in range(CLAIM_ATTEMPTS):
-        pair_id = _lock_next_open_pair(rater, project, passed)
-        if pair_id is None:
-            break
+    while (pair_id := _lock_next_open_pair(rater, project, passed)) is not None:
         expires_at = _lease(pair_id, rater)
         if expires_at is not None:
             return _pair_with_query_and_document(pair_id, expires_at)
@@ -325,7 +324,13 @@ def queue_wait(*, rater, project: Project) -> QueueWait:
     return QueueWait(held=held, until=until)
 
 
-# The queue's rule for one pool pair, under the pair's row lock: slots still open once
+# A pool pair's row lock, taken before its room is read (see pair_has_room).
+POOL_PAIR_LOCK_SQL = """
+SELECT pair.id FROM judgements_queuepair pair
+WHERE pair.query_id = %(query)s AND pair.document_id = %(document)s
+FOR UPDATE OF pair
+"""
+# The queue's rule for one pool pair, once its row is locked: slots still open once
 # other raters' live leases are counted, and whether the rater already answered it.
 POOL_PAIR_ROOM_SQL = """
 SELECT pair.needed - (
@@ -334,8 +339,7 @@ SELECT pair.needed - (
              AND lease.rater_id <> %(rater)s AND lease.expires_at > now()),
        jsonb_exists(pair.answered, %(rater)s::text)
 FROM judgements_queuepair pair
-WHERE pair.query_id = %(query)s AND pair.document_id = %(document)s
-FOR UPDATE OF pair
+WHERE pair.id = %(pair)s
 """
 # A pair ranked below the pool: its hits' rows serialise the raters who answer it.
 OTHER_PAIR_ROOM_SQL = """
@@ -363,13 +367,20 @@ def pair_has_room(*, rater, project: Project, query_id: int, document_id: int) -
     when the queue picks a pair. The pair's row stays locked until the transaction
     ends, so that two raters answering at once cannot both take its last slot. Call
     inside the transaction that writes the answer.
+
+    The room is read by a new statement once the lock is held, as ``_lease`` does:
+    under READ COMMITTED, a statement that waited for the lock would see the pair's
+    new grade count but the leases of its snapshot from before the wait, so the lease
+    of a rater whose grade just committed would still hold a slot, and the second
+    holder of a pair with two slots was refused its grade.
     """
     params = {"rater": rater.pk, "query": query_id, "document": document_id}
     with connection.cursor() as cursor:
-        cursor.execute(POOL_PAIR_ROOM_SQL, params)
+        cursor.execute(POOL_PAIR_LOCK_SQL, params)
         row = cursor.fetchone()
         if row is not None:
-            open_slots, answered = row
+            cursor.execute(POOL_PAIR_ROOM_SQL, params | {"pair": row[0]})
+            open_slots, answered = cursor.fetchone()
             return answered or open_slots > 0
         cursor.execute(OTHER_PAIR_ROOM_SQL, params)
         cursor.execute(OTHER_PAIR_GRADES_SQL, params)
