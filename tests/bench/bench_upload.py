@@ -38,8 +38,8 @@ django.setup()
 import psutil  # noqa: E402
 from django.contrib.auth.models import Group, User  # noqa: E402
 from django.db import connection  # noqa: E402
-from rest_framework.authtoken.models import Token  # noqa: E402
 
+from judgements.api.tokens import token_create  # noqa: E402
 from judgements.bulk import project_delete_fast  # noqa: E402
 from judgements.models import Project  # noqa: E402
 from judgements.roles import Role  # noqa: E402
@@ -150,7 +150,7 @@ def moment(text: str) -> dt.datetime:
 def analyst_token() -> str:
     user, _ = User.objects.get_or_create(username="bench_analyst")
     user.groups.add(Group.objects.get(name=Role.ANALYST.value))
-    return Token.objects.get_or_create(user=user)[0].key
+    return token_create(user=user)
 
 
 def measure(folder: Path, token: str, megabytes: int) -> tuple[float, float, dict]:
