@@ -204,6 +204,10 @@ def ltr(chunks: Iterable[bytes], vocabulary: Vocabulary):
             yield LineError(line, "qid", f'qid:{qid} was "{first_text}" on line {first_line}.')
             continue
         query = _ltr_query(line, qid, query_text, vocabulary, pairs)
+        if isinstance(query, tuple) and qid not in vocabulary.qids:
+            # A query created from its text keeps the file's qid as its external id.
+            yield from pairs.row(line, query, tail[0], fields[0], query_external_id=qid)
+            continue
         yield from pairs.row(line, query, tail[0], fields[0])
     yield from pairs.errors()
 
