@@ -221,3 +221,54 @@ def test_a_pyserini_corpus_without_a_final_newline_imports_every_line(charlie, p
     body = imported(charlie, "outdoor", "documents", FILES / "pyserini-sample_corpus.jsonl")
     assert body["created"] == 4
     assert Document.objects.get(external_id="doc4").snippet == "Stefan is the best URA."
+
+
+def test_an_anserini_json_collection_of_pretty_printed_objects_imports(charlie, project):
+    """anserini's JsonCollection reads documents printed over several lines, one object
+    after another; each keeps the line it starts on."""
+    body = imported(
+        charlie, "outdoor", "documents", FILES / "anserini-json-collection4-segment1.json"
+    )
+    assert body["created"] == 2
+    doc3, doc4 = Document.objects.order_by("external_id")
+    assert (doc3.external_id, doc3.snippet) == ("doc3", "third document contains C")
+    assert doc3.fields == {"field1": "three field1", "field2": "3 field2"}
+    assert (doc4.external_id, doc4.snippet) == ("doc4", "fourth doc goes D")
+
+
+def test_an_anserini_json_array_of_documents_imports(charlie, project):
+    path = FILES / "anserini-json-collection_tokenized-segment1.json"
+    body = imported(charlie, "outdoor", "documents", path)
+    assert body["created"] == 2
+    snippets = dict(Document.objects.values_list("external_id", "snippet"))
+    assert snippets == {
+        "2000000": "this is ##a simple pretokeinzed test",
+        "2000001": "some time extra ##vert ##ing and some time intro ##vert ##ing",
+    }
+
+
+@pytest.mark.parametrize(
+    ("content", "error"),
+    [
+        (
+            b'[\n  {"id": "d1", "contents": "one"},\n  {"contents": "no id"}\n]\n',
+            {"line": 3, "field": "id", "message": "is empty."},
+        ),
+        (
+            b'{\n  "id": "d1"\n}\n{\n  "id": "d2",\n  "contents": \n}\n',
+            {"line": 7, "field": None, "message": "This is not valid JSON: parse error: "
+             "unallowed token at this point in JSON text."},
+        ),
+        (b'[\n  "d1",\n  {"id": "d2"}\n]', {"line": 2, "field": None,
+         "message": "Each document must be a JSON object."}),
+    ],
+)  # fmt: skip
+def test_a_json_collection_with_a_broken_document_names_its_line(charlie, project, content, error):
+    before = row_counts()
+    response = charlie.post(
+        "/api/projects/outdoor/documents/import/", {"file": upload(content, "c.json")},
+        format="multipart",
+    )  # fmt: skip
+    assert response.status_code == 400
+    assert response.json()["errors"][0] == error
+    assert row_counts() == before
