@@ -20,6 +20,7 @@ from tests.factories import ProjectFactory, QueryFactory
 
 FILES = Path(__file__).resolve().parents[1] / "data" / "tool_files"
 ES_LTR = FILES / "es-ltr-sample_judgments.txt"
+ES_LTR_FEATURES = FILES / "es-ltr-rocky_wfeatures.txt"
 HELLO_LTR = FILES / "hello-ltr-three_example_queries.txt"
 ANSERINI_RUN = FILES / "anserini-cacm-bm25.txt"
 ANSERINI_QRELS = FILES / "anserini-qrels.cacm.txt"
@@ -154,6 +155,41 @@ def test_hello_ltr_judgements_name_queries_by_the_header_text_without_ids(charli
     war_games = Query.objects.get(project=ltr_project, text="war games")
     assert war_games.judgements.count() == 39
     assert body["notes"][-1] == "Created 2 queries the project lacked (the id as text)."
+
+
+def test_the_elasticsearch_ltr_training_file_names_queries_by_qid(charlie, ltr_project):
+    """The demo's training file has no header and a title after each docid
+    ("rocky@Rambo III"); the qid names the team's query, as RankLib and ES-LTR read it."""
+    QueryFactory(project=ltr_project, text="rocky", external_id="1")
+    body = ltr_import(charlie, "movies", ES_LTR_FEATURES)
+    assert (body["rows"], body["created"], body["skipped"]) == (39, 39, {})
+    assert body["notes"] == [
+        "qid:1: the text after the document id differs from line to line (a title per "
+        "document, as Elasticsearch-LTR's demo writes), so the qid named the query.",
+        "Created 39 documents the project lacked (id only).",
+    ]
+    stored = grades(ltr_project)
+    assert {query for query, _ in stored} == {"rocky"}
+    assert (stored["rocky", "1366"], stored["rocky", "1370"], stored["rocky", "31362"]) == (
+        4,
+        2,
+        1,
+    )
+    assert Query.objects.filter(project=ltr_project).count() == 1
+
+
+def test_the_training_file_for_an_unknown_qid_is_one_error_saying_what_to_do(charlie, ltr_project):
+    before = row_counts()
+    errors = ltr_import(charlie, "movies", ES_LTR_FEATURES, 400)["errors"]
+    assert errors == [
+        {
+            "line": 2,
+            "field": "qid",
+            "message": 'qid:1 was "rocky@Rambo III" on line 1. Name its query in a '
+            '"# qid:1: <query>" header line, or give the project a query with the id 1.',
+        }
+    ]
+    assert row_counts() == before
 
 
 # anserini: a run and its qrels.
