@@ -317,7 +317,11 @@ class JsonValue(NamedTuple):
 
 
 def json_values(
-    chunks: Iterable[bytes], wanted: Callable[[str], bool], shapes: dict[str, type] | None = None
+    chunks: Iterable[bytes],
+    wanted: Callable[[str], bool],
+    shapes: dict[str, type] | None = None,
+    *,
+    multiple_values: bool = False,
 ) -> Iterator[JsonValue | LineError]:
     """Stream a JSON upload, building only the values at places ``wanted`` accepts.
 
@@ -325,11 +329,13 @@ def json_values(
     time so that every object knows the line it starts on), so memory holds one
     wanted value at a time however large the file. ``shapes`` names places whose
     value must be of a type (``{"query_groups": list}``); another type there is an
-    error naming the place. Objects inside built values are ``LineDict``s.
+    error naming the place. Objects inside built values are ``LineDict``s. With
+    ``multiple_values``, the upload may hold several JSON values one after another.
     """
     reader, builder, path = _LineReader(chunks), _Builder(), []
     try:
-        for event, value in ijson.basic_parse(reader, use_float=True):
+        events = ijson.basic_parse(reader, use_float=True, multiple_values=multiple_values)
+        for event, value in events:
             if event == "map_key":
                 path[-1] = value
                 if builder.active:
