@@ -4,11 +4,8 @@
   const data = JSON.parse(document.getElementById("overview-data").textContent);
   const palette = ["#2563eb", "#15803d", "#b45309", "#7c3aed", "#be123c", "#0f766e"];
   const day = (ms) => new Date(ms).toISOString().slice(0, 10);
-  // Axis ticks stay short so that a phone's narrow axis has room for them: "12 Nov".
-  const tick = (ms) =>
-    new Date(ms).toLocaleDateString("en-GB", { day: "numeric", month: "short", timeZone: "UTC" });
+  const { percent } = window.timeAxes;
   const four = (value) => (value === null || value === undefined ? "—" : value.toFixed(4));
-  const percent = (value) => (value === null ? "—" : `${Math.round(value * 100)}%`);
   const tint = (hex, alpha) => {
     const n = parseInt(hex.slice(1), 16);
     return `rgba(${n >> 16}, ${(n >> 8) & 255}, ${n & 255}, ${alpha})`;
@@ -84,27 +81,7 @@
     options: {
       animation: false,
       maintainAspectRatio: false,
-      scales: {
-        x: { type: "linear", ticks: { callback: tick, maxTicksLimit: 6 } },
-        // Stacked axes share the time axis; the first of a stack is drawn lowest.
-        coverage: {
-          stack: "time",
-          stackWeight: 1,
-          offset: true,
-          min: 0,
-          max: 1,
-          ticks: { callback: (value) => `${value * 100}%`, maxTicksLimit: 3 },
-          title: { display: true, text: "judged" },
-        },
-        y: {
-          stack: "time",
-          stackWeight: 2,
-          offset: true,
-          min: 0,
-          max: 1,
-          title: { display: true, text: "mean NDCG" },
-        },
-      },
+      scales: window.timeAxes.scales("mean NDCG"),
       plugins: {
         // One entry per result list; the caption says which line is what.
         legend: {

@@ -3,9 +3,7 @@
   "use strict";
   const data = JSON.parse(document.getElementById("query-detail-data").textContent);
   const day = (ms) => new Date(ms).toISOString().slice(0, 10);
-  const tick = (ms) =>
-    new Date(ms).toLocaleDateString("en-GB", { day: "numeric", month: "short", timeZone: "UTC" });
-  const percent = (value) => (value === null ? "—" : `${Math.round(value * 100)}%`);
+  const { percent } = window.timeAxes;
 
   // A dashed vertical line at each moment a rater revised a grade of this query.
   const revisionLines = {
@@ -59,27 +57,7 @@
     options: {
       animation: false,
       maintainAspectRatio: false,
-      scales: {
-        x: { type: "linear", ticks: { callback: tick, maxTicksLimit: 6 } },
-        // Stacked axes share the time axis; the first of a stack is drawn lowest.
-        coverage: {
-          stack: "time",
-          stackWeight: 1,
-          offset: true,
-          min: 0,
-          max: 1,
-          ticks: { callback: (value) => `${value * 100}%`, maxTicksLimit: 3 },
-          title: { display: true, text: "judged" },
-        },
-        y: {
-          stack: "time",
-          stackWeight: 2,
-          offset: true,
-          min: 0,
-          max: 1,
-          title: { display: true, text: "NDCG" },
-        },
-      },
+      scales: window.timeAxes.scales("NDCG"),
       plugins: {
         legend: { labels: { boxWidth: 14 } },
         tooltip: {
