@@ -47,6 +47,9 @@ def test_the_overview_of_an_empty_project_draws_no_chart(charlie, project):
     assert "<canvas" not in response.content.decode()
     # No moment without a date, no bootstrap of nothing.
     assert "as of UTC" not in text_of(response) and "as of now" in text_of(response)
+    assert "up to UTC" not in text_of(response) and "with a different one, up to now" in text_of(
+        response
+    )
     assert "0 resamples" not in text_of(response)
 
 
