@@ -11,7 +11,13 @@ One module per concern, every model importable from here as before:
 """
 
 from judgements.models.catalogue import Document, Hit, Query, ResultList
-from judgements.models.derived import PairGrade, QueryGrades, RankedGrades, RankedHits
+from judgements.models.derived import (
+    PackedPolicy,
+    PairGrade,
+    QueryGrades,
+    RankedGrades,
+    RankedHits,
+)
 from judgements.models.jobs import Job, JobUpload
 from judgements.models.log import Judgement
 from judgements.models.project import (
@@ -21,7 +27,6 @@ from judgements.models.project import (
     MAX_JUDGES_PER_PAIR,
     RESERVED_SLUGS,
     SCALE_KEYS,
-    Consensus,
     Discount,
     Gain,
     IdealDepth,
@@ -50,7 +55,6 @@ __all__ = [
     "MAX_JUDGES_PER_PAIR",
     "RESERVED_SLUGS",
     "SCALE_KEYS",
-    "Consensus",
     "Discount",
     "Document",
     "Gain",
@@ -62,6 +66,7 @@ __all__ = [
     "Judgement",
     "MeanOver",
     "NegativeGrades",
+    "PackedPolicy",
     "PairGrade",
     "Project",
     "Query",

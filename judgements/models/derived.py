@@ -1,18 +1,22 @@
 """Tables derived from the log and the hits, kept by triggers (judgements/sql/) and by
 ``judgements.packed``; docs/derived-state.md maps who keeps and who reads each."""
 
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
 from judgements.models.catalogue import Document, Query, ResultList
-from judgements.models.project import Consensus, Project
+from judgements.models.project import Project
+from metrics.core.consensus import policy_choices
 
 
 class PairGrade(models.Model):
-    """The current grades of one judged (query, document) pair and their consensus under
-    every policy, kept exact by database triggers on judgements (migration 0005).
+    """The current grades of one judged (query, document) pair, kept exact by database
+    triggers on judgements (judgements/sql/pair_grades.sql): sorted, with each grade's
+    rater in ``raters`` at the same position. No consensus is stored here: policies are
+    numpy (metrics.core.consensus), applied to ``grades``.
 
-    A row exists once any event was recorded for the pair; ``graded`` is 0 (and the
-    consensus columns NULL) while no rater's current answer is a grade. The table holds
+    A row exists once any event was recorded for the pair; ``graded`` is 0 (and
+    ``grades`` empty) while no rater's current answer is a grade. The table holds
     the state after every event in the log, whatever its ``created_at``, so it answers
     "as of now" only while no event is dated later than now (see
     ``metrics.selectors.pair_grades``).
@@ -27,10 +31,12 @@ class PairGrade(models.Model):
     graded = models.PositiveSmallIntegerField(default=0, help_text="How many current grades.")
     lowest = models.SmallIntegerField(null=True, help_text="The lowest current grade.")
     highest = models.SmallIntegerField(null=True, help_text="The highest current grade.")
-    mean = models.FloatField(null=True)
-    median = models.FloatField(null=True)
-    majority = models.FloatField(null=True)
-    quepid = models.FloatField(null=True)
+    grades = ArrayField(
+        models.SmallIntegerField(), default=list, help_text="The current grades, lowest first."
+    )
+    raters = ArrayField(
+        models.IntegerField(), default=list, help_text="The rater of each grade of ``grades``."
+    )
 
     class Meta:
         constraints = [
@@ -58,9 +64,20 @@ class QueryGrades(models.Model):
     )
     graded = models.IntegerField(default=0, help_text="Current grades over all pairs.")
     judged = models.IntegerField(default=0, help_text="Pairs with a current grade.")
+    stale = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="Set by the triggers when the query's grades or hits change: its "
+        "RankedGrades wait for judgements.packed to fill them.",
+    )
 
     class Meta:
         verbose_name_plural = "query grades"
+        indexes = [
+            models.Index(
+                fields=["query"], condition=models.Q(stale=True), name="query_grades_stale_idx"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.query_id}: {self.judged} judged documents"
@@ -100,7 +117,7 @@ class RankedGrades(models.Model):
         ResultList, on_delete=models.CASCADE, related_name="+", db_index=False
     )
     query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="+")
-    policy = models.CharField(max_length=16, choices=Consensus.choices)
+    policy = models.CharField(max_length=16, choices=policy_choices)
     graded = models.IntegerField(default=0, help_text="Current grades over all pairs.")
     ranked = models.BinaryField(default=b"")
     ideal = models.BinaryField(default=b"")
@@ -116,3 +133,14 @@ class RankedGrades(models.Model):
 
     def __str__(self) -> str:
         return f"{self.result_list_id}/{self.query_id} ({self.policy})"
+
+
+class PackedPolicy(models.Model):
+    """A consensus policy the packed rows (RankedGrades) have been filled for. When the
+    code registers a policy missing here, judgements.packed marks every query stale and
+    adds it, so that the next fill writes its rows (see judgements.packed)."""
+
+    name = models.CharField(max_length=16, primary_key=True)
+
+    def __str__(self) -> str:
+        return self.name

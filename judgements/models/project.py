@@ -9,6 +9,8 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
+from metrics.core.consensus import policy_choices
+
 
 def default_scale() -> list[dict]:
     return [
@@ -62,15 +64,6 @@ class MeanOver(models.TextChoices):
     ALL = "all", "all queries, unjudged ones as 0 (trec_eval -c)"
 
 
-class Consensus(models.TextChoices):
-    """How a pair's current grades become one grade: see metrics/core/consensus.py."""
-
-    MEAN = "mean", "mean"
-    MEDIAN = "median", "median"
-    MAJORITY = "majority", "majority (ties to the lowest grade)"
-    QUEPID = "quepid", "Quepid's rule (mean under 3 grades, else the lowest of the top 3)"
-
-
 # Bounds of a project's settings: the rating queue and the metrics stay fast within them.
 MAX_JUDGES_PER_PAIR = 100
 MAX_DEPTH = 1000
@@ -115,7 +108,8 @@ class Project(models.Model):
     metric_unjudged = models.CharField(
         "unjudged hits", max_length=16, choices=Unjudged, default=Unjudged.ZERO
     )
-    consensus = models.CharField(max_length=16, choices=Consensus, default=Consensus.MEAN)
+    # Choices from metrics.core.consensus (a callable: a new policy needs no migration).
+    consensus = models.CharField(max_length=16, choices=policy_choices, default="mean")
     metric_negative = models.CharField(
         "negative grades", max_length=16, choices=NegativeGrades, default=NegativeGrades.ZERO
     )
