@@ -149,9 +149,10 @@ def _rows(queries: list[int]) -> bytes:
     hit_keys = pair_keys(hit_queries, hit_documents)
 
     # Each hit row's query totals (0 for a query without a current grade).
-    at = np.minimum(np.searchsorted(query_ids, hits["query_id"]), max(len(query_ids) - 1, 0))
-    known = len(query_ids) > 0 and query_ids[at] == hits["query_id"]
-    row_graded = np.where(known, graded[at] if len(graded) else 0, 0).tolist()
+    row_graded = sorted_lookup(
+        query_ids, graded.astype(np.float64), hits["query_id"].astype(np.int64)
+    )
+    row_graded = np.nan_to_num(row_graded).astype(np.int64).tolist()
 
     out = [COPY_HEADER]
     for policy, consensus in by_policy.items():
