@@ -29,9 +29,9 @@ from django.db import connection, transaction
 from metrics.core.consensus import consensus_all, policy_names
 from metrics.core.segments import offsets_from_lengths, sorted_lookup
 
-# Whether the packed rows of %(project)s hold the state as of %(as_of)s under
-# %(policy)s: no event of the project is dated later, none of its queries waits for a
-# fill, and the policy has been filled. One SQL expression, for the reads that guard
+# Whether the packed rows of %(project)s (of its queries %(queries)s, or all when NULL)
+# hold the state as of %(as_of)s under %(policy)s: no event of the project is dated
+# later, none of those queries waits for a fill, and the policy has been filled. One SQL expression, for the reads that guard
 # themselves in the same statement (one snapshot).
 PACKED_CURRENT_SQL = """(
     NOT EXISTS (
@@ -41,13 +41,15 @@ PACKED_CURRENT_SQL = """(
     AND NOT EXISTS (
         SELECT FROM judgements_querygrades waiting
         JOIN judgements_query query ON query.id = waiting.query_id
-        WHERE waiting.stale AND query.project_id = %(project)s)
+        WHERE waiting.stale AND query.project_id = %(project)s
+          AND (%(queries)s::bigint[] IS NULL OR waiting.query_id = ANY(%(queries)s)))
     AND EXISTS (SELECT FROM judgements_packedpolicy WHERE name = %(policy)s))"""
 
 STALE_SQL = """
 SELECT summary.query_id FROM judgements_querygrades summary
 JOIN judgements_query query ON query.id = summary.query_id
 WHERE summary.stale AND (%(project)s::bigint IS NULL OR query.project_id = %(project)s)
+  AND (%(queries)s::bigint[] IS NULL OR summary.query_id = ANY(%(queries)s))
 ORDER BY summary.query_id
 FOR UPDATE OF summary
 """
@@ -72,10 +74,11 @@ COPY_IN = (
 COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0)
 
 
-def packed_current(project_id: int, *, as_of, policy: str) -> bool:
-    """Whether the packed rows of the project hold the state as of ``as_of`` under
-    ``policy`` (``PACKED_CURRENT_SQL``); call ``packed_fill`` first to make them so."""
-    params = {"project": project_id, "as_of": as_of, "policy": policy}
+def packed_current(project_id: int, *, as_of, policy: str, query_ids=None) -> bool:
+    """Whether the packed rows of the project (of ``query_ids`` only, when given) hold
+    the state as of ``as_of`` under ``policy`` (``PACKED_CURRENT_SQL``); call
+    ``packed_fill`` first to make them so."""
+    params = {"project": project_id, "as_of": as_of, "policy": policy, "queries": query_ids}
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {PACKED_CURRENT_SQL}", params)
         return cursor.fetchone()[0]
@@ -101,12 +104,13 @@ def policies_sync() -> None:
 
 
 @transaction.atomic
-def packed_fill(project_id: int | None = None) -> int:
+def packed_fill(project_id: int | None = None, query_ids=None) -> int:
     """Write the RankedGrades of the project's stale queries (every project's without
-    ``project_id``) under every registered policy; returns how many queries."""
+    ``project_id``; only those of ``query_ids`` when given) under every registered
+    policy; returns how many queries. A query a writer holds is waited for."""
     policies_sync()
     with connection.cursor() as cursor:
-        cursor.execute(STALE_SQL, {"project": project_id})
+        cursor.execute(STALE_SQL, {"project": project_id, "queries": query_ids})
         queries = [row[0] for row in cursor.fetchall()]
     if not queries:
         return 0

@@ -39,20 +39,10 @@ WHERE pair.project_id = %(project)s
 """
 STORED_GRADES_COLUMNS = [("query_id", ">i8"), ("document_id", ">i8"), ("grade", ">i2")]
 
+# Each current grade as of %(as_of)s, around the log's one "current answer" query
+# (Judgement.objects.current(), whose SQL is built by the ORM in _current_grades_sql).
 CURRENT_GRADES_SQL = """
-WITH latest AS (
-    SELECT DISTINCT ON (j.query_id, j.document_id, j.rater_id)
-           j.query_id, j.document_id, j.kind, j.grade
-    FROM judgements_judgement j
-    JOIN judgements_query q ON q.id = j.query_id
-    WHERE q.project_id = %(project)s
-      AND j.created_at <= %(as_of)s
-      AND (%(queries)s::bigint[] IS NULL OR j.query_id = ANY(%(queries)s))
-    ORDER BY j.query_id, j.document_id, j.rater_id, j.created_at DESC, j.id DESC
-)
-SELECT query_id, document_id, grade FROM latest
-WHERE kind = 'grade'
-ORDER BY query_id, document_id
+SELECT query_id, document_id, grade FROM ({current}) AS latest WHERE kind = 'grade'
 """
 
 # A result list, packed (migration 0008): per query, one row holds the hits' documents
@@ -190,9 +180,19 @@ def logged_pair_grades(
     project_id: int, *, as_of: datetime, policy: str, query_ids: list[int] | None = None
 ) -> PairGrades:
     """``pair_grades`` by replaying the judgement log up to ``as_of``."""
-    params = {"project": project_id, "as_of": as_of, "queries": query_ids}
-    rows = _fetch(CURRENT_GRADES_SQL, params, columns=3)
+    rows = _fetch(*_current_grades_sql(project_id, as_of=as_of, query_ids=query_ids), columns=3)
     return _consensus_of(rows[:, 0], rows[:, 1], rows[:, 2].astype(np.float64), policy)
+
+
+def _current_grades_sql(project_id: int, *, as_of, query_ids) -> tuple[str, list]:
+    from judgements.models import Judgement
+
+    events = Judgement.objects.filter(query__project_id=project_id).as_of(as_of)
+    if query_ids is not None:
+        events = events.filter(query_id__in=query_ids)
+    current = events.current().values("query_id", "document_id", "kind", "grade")
+    sql, params = current.query.sql_with_params()
+    return CURRENT_GRADES_SQL.format(current=sql), list(params)
 
 
 def _consensus_of(queries, documents, grades, policy: str) -> PairGrades:
@@ -310,7 +310,7 @@ def stored_result_list_grades(
     """
     if policy not in policy_names():
         raise ValueError(f"policy must be one of {policy_names()}, not {policy!r}")
-    packed_fill(project_id)
+    packed_fill(project_id, query_ids)
     params = {
         "project": project_id,
         "result_list": result_list_id,

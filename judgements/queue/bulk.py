@@ -22,11 +22,12 @@ WITH ranked AS (
     GROUP BY hit.document_id
 ),
 newest AS (
-    SELECT DISTINCT ON (event.document_id, event.rater_id)
-        event.document_id, event.rater_id, event.kind, event.grade
-    FROM judgements_judgement event
-    WHERE event.query_id = %(query)s
-    ORDER BY event.document_id, event.rater_id, event.created_at DESC, event.id DESC
+    -- Each rater's current answer on those pairs (judgements/sql/pair_grades.sql).
+    SELECT answer.document_id, answer.rater_id, answer.kind, answer.grade
+    FROM (SELECT coalesce(array_agg(document_id), '{}') AS documents FROM ranked) AS pool,
+         judgements_current_answers(
+             array_fill(%(query)s::bigint, ARRAY[cardinality(pool.documents)]),
+             pool.documents) AS answer
 )
 SELECT ranked.document_id, ranked.best_rank,
        count(newest.kind) FILTER (WHERE newest.kind = 'grade') AS grades,

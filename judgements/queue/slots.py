@@ -83,10 +83,10 @@ SELECT count(*) FROM (
 OTHER_PAIR_GRADES_SQL = """
 SELECT coalesce((SELECT graded FROM judgements_pairgrade
                  WHERE query_id = %(query)s AND document_id = %(document)s), 0),
-       coalesce((SELECT kind <> 'retract' FROM judgements_judgement
-                 WHERE rater_id = %(rater)s AND query_id = %(query)s
-                   AND document_id = %(document)s
-                 ORDER BY created_at DESC, id DESC LIMIT 1), false)
+       coalesce((SELECT answer.kind <> 'retract'
+                 FROM judgements_current_answers(ARRAY[%(query)s]::bigint[],
+                                                 ARRAY[%(document)s]::bigint[]) AS answer
+                 WHERE answer.rater_id = %(rater)s), false)
 """
 
 
