@@ -31,8 +31,8 @@ from metrics.core.segments import offsets_from_lengths, sorted_lookup
 
 # Whether the packed rows of %(project)s (of its queries %(queries)s, or all when NULL)
 # hold the state as of %(as_of)s under %(policy)s: no event of the project is dated
-# later, none of those queries waits for a fill, and the policy has been filled. One SQL expression, for the reads that guard
-# themselves in the same statement (one snapshot).
+# later, none of those queries waits for a fill, and the policy has been filled. One SQL
+# expression, for the reads that guard themselves in the same statement (one snapshot).
 PACKED_CURRENT_SQL = """(
     NOT EXISTS (
         SELECT FROM judgements_judgement later
@@ -51,7 +51,7 @@ JOIN judgements_query query ON query.id = summary.query_id
 WHERE summary.stale AND (%(project)s::bigint IS NULL OR query.project_id = %(project)s)
   AND (%(queries)s::bigint[] IS NULL OR summary.query_id = ANY(%(queries)s))
 ORDER BY summary.query_id
-FOR UPDATE OF summary
+FOR UPDATE OF summary {skip}
 """
 GRADES_SQL = """
 SELECT pair.query_id, pair.document_id, grade
@@ -104,13 +104,20 @@ def policies_sync() -> None:
 
 
 @transaction.atomic
-def packed_fill(project_id: int | None = None, query_ids=None) -> int:
+def packed_fill(project_id: int | None = None, query_ids=None, *, wait: bool = True) -> int:
     """Write the RankedGrades of the project's stale queries (every project's without
     ``project_id``; only those of ``query_ids`` when given) under every registered
-    policy; returns how many queries. A query a writer holds is waited for."""
+    policy; returns how many queries.
+
+    A query whose row a writer holds is waited for, or with ``wait=False`` left stale
+    (for the writer's own refresh to fill). Readers inside a longer transaction pass
+    ``wait=False``: they may hold locks a writer waits for (the metrics refresh holds
+    the stale marks a grading request adds to), and must not wait for that writer.
+    """
     policies_sync()
     with connection.cursor() as cursor:
-        cursor.execute(STALE_SQL, {"project": project_id, "queries": query_ids})
+        skip = "" if wait else "SKIP LOCKED"
+        cursor.execute(STALE_SQL.format(skip=skip), {"project": project_id, "queries": query_ids})
         queries = [row[0] for row in cursor.fetchall()]
     if not queries:
         return 0

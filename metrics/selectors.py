@@ -310,7 +310,7 @@ def stored_result_list_grades(
     """
     if policy not in policy_names():
         raise ValueError(f"policy must be one of {policy_names()}, not {policy!r}")
-    packed_fill(project_id, query_ids)
+    packed_fill(project_id, query_ids, wait=False)
     params = {
         "project": project_id,
         "result_list": result_list_id,
