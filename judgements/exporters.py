@@ -124,7 +124,7 @@ class _Consensus(_Dataset):
             SELECT r.query_id, {QID} AS qid, q.text AS query, d.external_id AS document,
                    r.consensus::float8 AS consensus, r.raters, r.min_grade, r.max_grade,
                    r.spread::float8 AS spread, r.document_id
-            FROM ({sql_of(events.consensus(policy))}) r {NAMES_JOIN}"""
+            FROM ({events.consensus(policy).sql()}) r {NAMES_JOIN}"""
 
 
 DATASET = {

@@ -1,32 +1,8 @@
 """Query vocabulary for hits and judgements: chainable filters and annotations."""
 
 from django.db import models
-from django.db.models import Count, Max, Min, StdDev
 
 from judgements.roles import can_rate, is_analyst
-
-CONSENSUS_POLICIES = ("mean", "median", "majority", "quepid")
-
-
-class ConsensusGrade(models.Aggregate):
-    """The consensus of a group's grades under one policy: the SQL function
-    ``judgements_consensus`` of migration 0005, which equals ``metrics.core.consensus``
-    bit for bit, fed the sorted grades, their sum and their most frequent value (ties
-    to the lowest, as ``mode()`` over ascending grades keeps the first it meets)."""
-
-    name = "consensus"
-    output_field = models.FloatField()
-    template = (
-        "judgements_consensus('%(policy)s', "
-        "array_agg(%(expressions)s ORDER BY %(expressions)s), sum(%(expressions)s), "
-        "mode() WITHIN GROUP (ORDER BY %(expressions)s))"
-    )
-
-    def __init__(self, expression, *, policy: str):
-        if policy not in CONSENSUS_POLICIES:
-            raise ValueError(f"policy must be one of {CONSENSUS_POLICIES}, not {policy!r}")
-        # The policy is one of the names above, so it is safe to write into the SQL.
-        super().__init__(expression, policy=policy)
 
 
 class HitQuerySet(models.QuerySet):
@@ -48,11 +24,13 @@ class JudgementQuerySet(models.QuerySet):
         """Only events recorded at or before ``moment``: the log as it was then."""
         return self.filter(created_at__lte=moment)
 
-    def latest_per_rater(self):
-        """Each rater's newest event per (query, document) pair: one DISTINCT ON query.
+    def current(self):
+        """Each rater's current answer per (query, document) pair: their newest event, by
+        ``created_at`` then ``id``, in one DISTINCT ON query (judgement_latest_idx).
 
-        The newest event may be a "can't tell" or a retraction; callers that want
-        grades chain ``.graded()`` on ``current_grades()`` instead.
+        The ORM's copy of the one rule, whose SQL is ``judgements_current_answers``
+        (judgements/sql/pair_grades.sql). The newest event may be a "can't tell" or a
+        retraction; ``current_grades()`` keeps the grades.
         """
         return self.order_by("query_id", "document_id", "rater_id", "-created_at", "-id").distinct(
             "query_id", "document_id", "rater_id"
@@ -60,31 +38,20 @@ class JudgementQuerySet(models.QuerySet):
 
     def current_grades(self):
         """Each rater's current grade per pair, leaving out can't-tell and retracted answers."""
-        latest = self.latest_per_rater().values("id")
+        latest = self.current().values("id")
         return self.model.objects.filter(id__in=latest, kind=self.model.Kind.GRADE)
 
     def consensus(self, policy: str = "mean"):
-        """One row per judged pair: the consensus grade of the raters' current grades.
-
-        ``policy`` is mean, median, majority or quepid (see metrics/core/consensus.py).
+        """One row per judged pair: the consensus under ``policy`` of the raters' current
+        grades, computed by metrics.core.consensus (see judgements.consensus).
 
         Rows carry ``query_id``, ``document_id``, ``consensus``, ``raters`` (how many
         current grades), ``min_grade``, ``max_grade`` and ``spread`` (their standard
-        deviation), in one query.
+        deviation), read in one query.
         """
-        return (
-            self.current_grades()
-            .order_by()
-            .values("query_id", "document_id")
-            .annotate(
-                consensus=ConsensusGrade("grade", policy=policy),
-                raters=Count("id"),
-                min_grade=Min("grade"),
-                max_grade=Max("grade"),
-                spread=StdDev("grade"),
-            )
-            .order_by("query_id", "document_id")
-        )
+        from judgements.consensus import pair_consensus
+
+        return pair_consensus(self, policy)
 
     def visible_to(self, user):
         """Events ``user`` may read: every event for an analyst, their own for a rater."""
@@ -97,7 +64,7 @@ class JudgementQuerySet(models.QuerySet):
     def still_current(self):
         """Events that no later event of the same rater on the same pair has replaced.
 
-        Unlike ``latest_per_rater`` (one DISTINCT ON over every event), each row is
+        Unlike ``current`` (one DISTINCT ON over every event), each row is
         checked with an index probe, so a page of a long history reads only that page.
         """
         later = self.model.objects.filter(

@@ -442,7 +442,7 @@ def _check_rating_allowed(rater, project: Project, query: Query, document: Docum
 
 def _newest_event(rater, query: Query, document: Document) -> Judgement | None:
     events = Judgement.objects.filter(rater=rater, query=query, document=document)
-    return events.order_by("-created_at", "-id").first()
+    return events.current().first()
 
 
 @transaction.atomic

@@ -5,12 +5,13 @@ Every parameter a page did not receive takes the project's default, so that
 """
 
 import datetime as dt
+from functools import partial
 from urllib.parse import urlencode
 
 from django import forms
 
 from config.ids import IdField
-from metrics import registry
+from metrics.core.consensus import policy_names
 from metrics.dashboards.labels import CONSENSUS_LABELS, PARAMETER_LABELS
 from metrics.registry import MetricSpec, project_spec
 
@@ -72,7 +73,7 @@ class ProjectDefaultsForm(forms.Form):
 
 
 class RatersForm(ProjectDefaultsForm):
-    consensus = forms.ChoiceField(choices=_choices(registry.CONSENSUS, CONSENSUS_LABELS))
+    consensus = forms.ChoiceField(choices=lambda: _choices(policy_names(), CONSENSUS_LABELS))
 
     field_order = ["consensus", "as_of"]
 
@@ -93,12 +94,17 @@ def _k_field() -> forms.IntegerField:
     )
 
 
+def _live_choices(name: str, words) -> list[tuple[str, str]]:
+    return _choices(MetricSpec._choices()[name], words)
+
+
 def _spec_fields() -> dict[str, forms.Field]:
     """A form field for every parameter of MetricSpec: k, then one choice per choice."""
     fields: dict[str, forms.Field] = {"k": _k_field()}
-    for name, values in MetricSpec._choices().items():
+    for name in MetricSpec._choices():
         label, words = PARAMETER_LABELS[name]
-        fields[name] = forms.ChoiceField(choices=_choices(values, words), label=label)
+        # Called on every use, so that a consensus policy registered later is a choice.
+        fields[name] = forms.ChoiceField(choices=partial(_live_choices, name, words), label=label)
     return fields
 
 

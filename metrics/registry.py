@@ -14,12 +14,13 @@ app renamed the stored ones so).
 
 from dataclasses import asdict, dataclass, fields, replace
 
+from metrics.core.consensus import policy_names
+
 GAINS = ("exponential", "linear")
 DISCOUNTS = ("log2", "rank")
 IDEALS = ("judged", "returned")
 IDEAL_DEPTHS = ("cut", "full")
 UNJUDGED = ("zero", "remove")
-CONSENSUS = ("mean", "median", "majority", "quepid")
 # Negative grades: gain 0 as trec_eval, or they penalise (min-max NDCG; metrics.core.ndcg).
 NEGATIVE = ("zero", "penalise")
 # Which queries a mean is over: those with at least one current grade (trec_eval's
@@ -56,7 +57,7 @@ class MetricSpec:
             "ideal": IDEALS,
             "ideal_depth": IDEAL_DEPTHS,
             "unjudged": UNJUDGED,
-            "consensus": CONSENSUS,
+            "consensus": policy_names(),
             "negative": NEGATIVE,
             "mean_over": MEAN_OVER,
         }

@@ -12,7 +12,8 @@ from datetime import datetime
 import numpy as np
 from django.db import connection
 
-from metrics.core.consensus import POLICIES, consensus
+from judgements.packed import PACKED_CURRENT_SQL, packed_fill
+from metrics.core.consensus import consensus, policy_names
 from metrics.core.segments import offsets_from_lengths, sorted_lookup
 
 # Whether the trigger-kept tables hold the state as of %(as_of)s: no event of the project
@@ -22,41 +23,26 @@ CURRENT_SQL = """NOT EXISTS (
       JOIN judgements_query query ON query.id = later.query_id
       WHERE query.project_id = %(project)s AND later.created_at > %(as_of)s)"""
 
-# The present state: judgements_pairgrade (migration 0005) holds each pair's count of
-# current grades and consensus under every policy after every event in the log. That is
+# The present state: judgements_pairgrade (judgements/sql/pair_grades.sql) holds each
+# pair's current grades after every event in the log, one row per grade here. That is
 # the state as of ``as_of`` exactly when no event of the project is dated after
 # ``as_of``; the guard checks this in the same statement (one snapshot) and returns no
 # row otherwise, so imports of events dated in the future fall back to the log. Rows
 # come unordered: numpy sorts them in a fraction of what ORDER BY costs PostgreSQL.
 STORED_GRADES_SQL = f"""
-SELECT pair.query_id, pair.document_id, pair.graded, pair.{{policy}}
-FROM judgements_pairgrade pair
+SELECT pair.query_id, pair.document_id, grade
+FROM judgements_pairgrade pair, unnest(pair.grades) AS grade
 WHERE pair.project_id = %(project)s
   AND pair.graded > 0
   AND (%(queries)s::bigint[] IS NULL OR pair.query_id = ANY(%(queries)s))
   AND {CURRENT_SQL}
 """
-STORED_GRADES_COLUMNS = [
-    ("query_id", ">i8"),
-    ("document_id", ">i8"),
-    ("graded", ">i2"),
-    ("consensus", ">f8"),
-]
+STORED_GRADES_COLUMNS = [("query_id", ">i8"), ("document_id", ">i8"), ("grade", ">i2")]
 
+# Each current grade as of %(as_of)s, around the log's one "current answer" query
+# (Judgement.objects.current(), whose SQL is built by the ORM in _current_grades_sql).
 CURRENT_GRADES_SQL = """
-WITH latest AS (
-    SELECT DISTINCT ON (j.query_id, j.document_id, j.rater_id)
-           j.query_id, j.document_id, j.kind, j.grade
-    FROM judgements_judgement j
-    JOIN judgements_query q ON q.id = j.query_id
-    WHERE q.project_id = %(project)s
-      AND j.created_at <= %(as_of)s
-      AND (%(queries)s::bigint[] IS NULL OR j.query_id = ANY(%(queries)s))
-    ORDER BY j.query_id, j.document_id, j.rater_id, j.created_at DESC, j.id DESC
-)
-SELECT query_id, document_id, grade FROM latest
-WHERE kind = 'grade'
-ORDER BY query_id, document_id
+SELECT query_id, document_id, grade FROM ({current}) AS latest WHERE kind = 'grade'
 """
 
 # A result list, packed (migration 0008): per query, one row holds the hits' documents
@@ -96,7 +82,7 @@ WITH span AS (
     FROM span, generate_series(0, (high - low) / width) AS i
 )
 SELECT guard.current, chunks.first, grades.*
-FROM (SELECT ({CURRENT_SQL}) AS current) AS guard
+FROM (SELECT {PACKED_CURRENT_SQL} AS current) AS guard
 LEFT JOIN chunks ON guard.current
 LEFT JOIN LATERAL (
     SELECT string_agg(int8send(query_id) || int4send(length(ranked) / 8)
@@ -165,8 +151,8 @@ def pair_grades(
     ``judgements_pairgrade``; otherwise (a past moment, or events dated in the future)
     the log is replayed up to ``as_of``. Both give the same arrays, bit for bit.
     """
-    if policy not in POLICIES:
-        raise ValueError(f"policy must be one of {POLICIES}, not {policy!r}")
+    if policy not in policy_names():
+        raise ValueError(f"policy must be one of {policy_names()}, not {policy!r}")
     stored = stored_pair_grades(project_id, as_of=as_of, policy=policy, query_ids=query_ids)
     if stored is not None:
         return stored
@@ -179,18 +165,14 @@ def stored_pair_grades(
     """``pair_grades`` from ``judgements_pairgrade``; None when it cannot answer for
     ``as_of`` (or holds no grade, which the log then answers as cheaply)."""
     params = {"project": project_id, "as_of": as_of, "queries": query_ids}
-    sql = STORED_GRADES_SQL.format(policy=policy)
-    rows = copy_rows(sql, params, STORED_GRADES_COLUMNS)
+    rows = copy_rows(STORED_GRADES_SQL, params, STORED_GRADES_COLUMNS)
     if len(rows) == 0:
         return None
-    queries = rows["query_id"].astype(np.int64)
-    documents = rows["document_id"].astype(np.int64)
-    order = np.argsort(pair_keys(queries, documents), kind="stable")
-    return PairGrades(
-        query_ids=queries[order],
-        document_ids=documents[order],
-        grades=rows["consensus"].astype(np.float64)[order],
-        raters=rows["graded"].astype(np.int64)[order],
+    return _consensus_of(
+        rows["query_id"].astype(np.int64),
+        rows["document_id"].astype(np.int64),
+        rows["grade"].astype(np.float64),
+        policy,
     )
 
 
@@ -198,12 +180,28 @@ def logged_pair_grades(
     project_id: int, *, as_of: datetime, policy: str, query_ids: list[int] | None = None
 ) -> PairGrades:
     """``pair_grades`` by replaying the judgement log up to ``as_of``."""
-    params = {"project": project_id, "as_of": as_of, "queries": query_ids}
-    rows = _fetch(CURRENT_GRADES_SQL, params, columns=3)
-    queries, documents, grades = rows[:, 0], rows[:, 1], rows[:, 2].astype(np.float64)
+    rows = _fetch(*_current_grades_sql(project_id, as_of=as_of, query_ids=query_ids), columns=3)
+    return _consensus_of(rows[:, 0], rows[:, 1], rows[:, 2].astype(np.float64), policy)
+
+
+def _current_grades_sql(project_id: int, *, as_of, query_ids) -> tuple[str, list]:
+    from judgements.models import Judgement
+
+    events = Judgement.objects.filter(query__project_id=project_id).as_of(as_of)
+    if query_ids is not None:
+        events = events.filter(query_id__in=query_ids)
+    current = events.current().values("query_id", "document_id", "kind", "grade")
+    sql, params = current.query.sql_with_params()
+    return CURRENT_GRADES_SQL.format(current=sql), list(params)
+
+
+def _consensus_of(queries, documents, grades, policy: str) -> PairGrades:
+    """``PairGrades`` of one row per current grade, in any order."""
+    order = np.lexsort((grades, pair_keys(queries, documents)))
+    queries, documents, grades = queries[order], documents[order], grades[order]
     # A pair starts where the key changes; with no rows there is no first pair either.
     starts = np.flatnonzero(
-        np.r_[len(rows) > 0, (queries[1:] != queries[:-1]) | (documents[1:] != documents[:-1])]
+        np.r_[len(grades) > 0, (queries[1:] != queries[:-1]) | (documents[1:] != documents[:-1])]
     )
     offsets = np.r_[starts, len(grades)]
     return PairGrades(
@@ -302,14 +300,17 @@ def stored_result_list_grades(
     depth: int | None,
     query_ids: list[int] | None = None,
 ) -> ResultListGrades | None:
-    """``result_list_grades`` from the packed rows of migration 0008, or None when they do
-    not hold the state as of ``as_of`` (an event of the project is dated later).
+    """``result_list_grades`` from the packed rows (judgements.packed fills the stale ones
+    first), or None when they do not hold the state as of ``as_of`` under ``policy``
+    (``judgements.packed.PACKED_CURRENT_SQL``: an event of the project is dated later,
+    or a grade arrived since the fill).
 
     The same arrays as the log gives, except that each query's judged grades come
     highest first instead of by document.
     """
-    if policy not in POLICIES:
-        raise ValueError(f"policy must be one of {POLICIES}, not {policy!r}")
+    if policy not in policy_names():
+        raise ValueError(f"policy must be one of {policy_names()}, not {policy!r}")
+    packed_fill(project_id, query_ids, wait=False)
     params = {
         "project": project_id,
         "result_list": result_list_id,

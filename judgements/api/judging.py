@@ -14,7 +14,8 @@ from judgements.api.access import IsAnalyst, IsRater, LogPages, Pages, project_t
 from judgements.api.catalogue import ImportOutputSerializer, streamed, validated
 from judgements.api.filters import JudgementFilter, filter_parameters
 from judgements.api.projects import JOB_ACCEPTED, job_accepted, upload_run
-from judgements.models import Consensus, Document, Job, Judgement, Project, Query
+from judgements.models import Document, Job, Judgement, Project, Query
+from metrics.core.consensus import policy_names
 
 
 class JudgementOutputSerializer(serializers.ModelSerializer):
@@ -188,7 +189,7 @@ class GradeListApi(generics.ListAPIView):
         )
 
 
-POLICY = OpenApiParameter("policy", enum=Consensus.values, description="Default: the project's.")
+POLICY = OpenApiParameter("policy", enum=policy_names(), description="Default: the project's.")
 
 
 @extend_schema(parameters=[POLICY])
@@ -220,13 +221,21 @@ class ConsensusListApi(generics.ListAPIView):
         return events.consensus(params["policy"] or self.project.consensus)
 
 
+class PolicyField(serializers.ChoiceField):
+    """A consensus policy of metrics.core.consensus, as registered when the field is made
+    (DRF makes a serializer's fields anew for each instance)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(choices=policy_names(), **kwargs)
+
+
 # RRE is one JSON document; the other formats are lines of text.
 EXPORT_BODY = {"application/json": OpenApiTypes.OBJECT}
 
 
 class ExportParams(serializers.Serializer):
     format = serializers.ChoiceField(choices=exporters.FORMATS, default="jsonl")
-    policy = serializers.ChoiceField(choices=Consensus.values, required=False, default="")
+    policy = PolicyField(required=False, default="")
     raw = serializers.BooleanField(
         required=False,
         default=False,

@@ -4,8 +4,10 @@ Triggers keep the derived tables (docs/derived-state.md) in step with the log, t
 and the projects, whatever code writes them. Their text lives here, whole:
 
 - ``append_only.sql``: the judgement log refuses updates.
-- ``pair_grades.sql``: each judged pair's current grades (judgements_pairgrade).
-- ``grade_summaries.sql``: the packed rows NDCG reads (querygrades, rankedhits, rankedgrades).
+- ``pair_grades.sql``: a rater's current answer (``judgements_current_answers``, the one
+  rule) and each judged pair's current grades (judgements_pairgrade).
+- ``grade_summaries.sql``: the packed hits and totals NDCG reads (rankedhits,
+  querygrades), and the stale marks that judgements.packed fills rankedgrades from.
 - ``queue.sql``: the rating queue's pool (judgements_queuepair).
 - ``queue_tally.sql``: the progress bar's counts.
 

@@ -1,14 +1,18 @@
 -- What NDCG reads, packed (judgements_querygrades, judgements_rankedhits,
--- judgements_rankedgrades): per result list, query and consensus policy, one row with
--- each hit's grade in rank order and the query's judged grades highest first as levels.
--- Triggers on judgements_pairgrade and judgements_hit recompute the rows of the queries a
--- statement touched, fired ALWAYS.
+-- judgements_rankedgrades): per result list and query, one row with the hits' documents
+-- in rank order (rankedhits), and per consensus policy one row with each hit's grade in
+-- rank order and the query's judged grades highest first as levels (rankedgrades).
+-- Triggers on judgements_pairgrade and judgements_hit keep the documents and each
+-- query's totals, and mark the query stale (judgements_querygrades.stale); the
+-- per-policy rows are then filled in numpy by judgements.packed, so that no consensus
+-- policy's rule lives in SQL. Fired ALWAYS.
 --
 -- Concurrency: every writer first locks the query's judgements_querygrades row (added
 -- first when a new pair or hit needs one) in query order, then recomputes in a new
--- statement, so a writer that waited counts what the other committed. Hits' triggers sort
--- before "queue_hits_" so that an import locks summaries before the queue, as grading
--- does. Origin: migration 0008.
+-- statement, so a writer that waited counts what the other committed; the fill takes
+-- the same locks. Hits' triggers sort before "queue_hits_" so that an import locks
+-- summaries before the queue, as grading does. Origin: migration 0008; marking instead
+-- of per-policy SQL since 0019.
 
 CREATE OR REPLACE FUNCTION judgements_grade_summaries_refresh(changed_queries bigint[], add_missing boolean, changed_lists bigint[])
  RETURNS void
@@ -82,21 +86,10 @@ BEGIN
         ORDER BY counted.result_list_id, counted.query_id;
     END IF;
 
-    WITH ranked AS (
-        SELECT hit.result_list_id, hit.query_id,
-               string_agg(float8send(coalesce(pair.mean, 'NaN')), ''::bytea ORDER BY hit.rank) AS mean,
-               string_agg(float8send(coalesce(pair.median, 'NaN')), ''::bytea ORDER BY hit.rank) AS median,
-               string_agg(float8send(coalesce(pair.majority, 'NaN')), ''::bytea ORDER BY hit.rank) AS majority,
-               string_agg(float8send(coalesce(pair.quepid, 'NaN')), ''::bytea ORDER BY hit.rank) AS quepid
-        FROM judgements_hit hit
-        LEFT JOIN judgements_pairgrade pair
-            ON pair.query_id = hit.query_id AND pair.document_id = hit.document_id
-           AND pair.graded > 0
-        WHERE hit.query_id = ANY(changed_queries)
-          AND (changed_lists IS NULL OR hit.result_list_id = ANY(changed_lists))
-        GROUP BY hit.result_list_id, hit.query_id
-    ),
-    totals AS (
+    -- The totals are counted here; the packed grades under each consensus policy are
+    -- only marked stale, and judgements.packed fills them in numpy (metrics.core.consensus)
+    -- before they are read, holding this row's lock as these writers do.
+    WITH totals AS (
         SELECT locked.query_id,
                coalesce(sum(pair.graded), 0)::integer AS graded,
                count(pair.query_id)::integer AS judged
@@ -104,74 +97,13 @@ BEGIN
         LEFT JOIN judgements_pairgrade pair
             ON pair.query_id = locked.query_id AND pair.graded > 0
         GROUP BY locked.query_id
-    ),
-    -- The ideal as levels: each distinct consensus grade, highest first, and how many
-    -- judged documents have it. Far shorter than every grade, and numpy's repeat gives
-    -- back every grade exactly.
-    levels AS (
-        SELECT pair.query_id, policy.name AS policy, policy.grade, count(*)::integer AS documents
-        FROM judgements_pairgrade pair
-        CROSS JOIN LATERAL (VALUES
-            ('mean', pair.mean),
-            ('median', pair.median),
-            ('majority', pair.majority),
-            ('quepid', pair.quepid)
-        ) AS policy (name, grade)
-        WHERE pair.query_id = ANY(changed_queries) AND pair.graded > 0
-        GROUP BY pair.query_id, policy.name, policy.grade
-    ),
-    ideal AS (
-        SELECT levels.query_id, levels.policy,
-               string_agg(float8send(levels.grade), ''::bytea ORDER BY levels.grade DESC)
-                   AS grades,
-               string_agg(int4send(levels.documents), ''::bytea ORDER BY levels.grade DESC)
-                   AS documents
-        FROM levels
-        GROUP BY levels.query_id, levels.policy
-    ),
-    counted AS (
-        SELECT ranked.result_list_id, ranked.query_id, policy.name AS policy, totals.graded,
-               policy.ranked, coalesce(ideal.grades, '') AS ideal,
-               coalesce(ideal.documents, '') AS ideal_documents
-        FROM ranked
-        JOIN totals USING (query_id)
-        CROSS JOIN LATERAL (VALUES
-            ('mean', ranked.mean),
-            ('median', ranked.median),
-            ('majority', ranked.majority),
-            ('quepid', ranked.quepid)
-        ) AS policy (name, ranked)
-        LEFT JOIN ideal ON ideal.query_id = ranked.query_id AND ideal.policy = policy.name
-    ),
-    summary_updated AS (
-        UPDATE judgements_querygrades summary
-        SET graded = totals.graded, judged = totals.judged
-        FROM totals
-        WHERE summary.query_id = totals.query_id
-          AND (summary.graded, summary.judged) IS DISTINCT FROM (totals.graded, totals.judged)
-    ),
-    updated AS (
-        UPDATE judgements_rankedgrades grades
-        SET graded = counted.graded, ranked = counted.ranked, ideal = counted.ideal,
-            ideal_documents = counted.ideal_documents
-        FROM counted
-        WHERE grades.result_list_id = counted.result_list_id
-          AND grades.query_id = counted.query_id AND grades.policy = counted.policy
-          AND (grades.graded, grades.ranked, grades.ideal, grades.ideal_documents)
-              IS DISTINCT FROM (counted.graded, counted.ranked, counted.ideal,
-                                counted.ideal_documents)
     )
-    INSERT INTO judgements_rankedgrades
-        (result_list_id, query_id, policy, graded, ranked, ideal, ideal_documents)
-    SELECT counted.result_list_id, counted.query_id, counted.policy, counted.graded,
-           counted.ranked, counted.ideal, counted.ideal_documents
-    FROM counted
-    WHERE add_missing
-      AND NOT EXISTS (
-          SELECT FROM judgements_rankedgrades grades
-          WHERE grades.result_list_id = counted.result_list_id
-            AND grades.query_id = counted.query_id AND grades.policy = counted.policy)
-    ORDER BY counted.result_list_id, counted.policy, counted.query_id;
+    UPDATE judgements_querygrades summary
+    SET graded = totals.graded, judged = totals.judged, stale = true
+    FROM totals
+    WHERE summary.query_id = totals.query_id
+      AND (summary.graded, summary.judged, summary.stale)
+          IS DISTINCT FROM (totals.graded, totals.judged, true);
 END $$;
 
 CREATE OR REPLACE FUNCTION judgements_grade_summaries_changed()

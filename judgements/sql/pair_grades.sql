@@ -1,39 +1,43 @@
--- judgements_pairgrade: per judged pair, how many current grades it has, the lowest and
--- highest, and the consensus under each policy, so that "the grades now" is one indexed
--- read instead of a DISTINCT ON over the whole log. Kept by statement triggers on
--- judgements_judgement, fired ALWAYS so that bulk loads running with
--- session_replication_role = replica keep it current too.
+-- A rater's current answer, and judgements_pairgrade: per judged pair, its current grades
+-- (sorted, with the rater of each in an aligned array), how many, the lowest and the
+-- highest, so that "the grades now" is one indexed read instead of a DISTINCT ON over the
+-- whole log. No consensus policy's rule lives in SQL: metrics.core.consensus turns these
+-- arrays into consensus grades (judgements/packed.py for the packed rows). Kept by
+-- statement triggers on judgements_judgement, fired ALWAYS so that bulk loads running
+-- with session_replication_role = replica keep it current too.
 --
 -- Concurrency: a pair's row is inserted, or else locked, before its grades are counted
 -- in a new statement (a new snapshot under READ COMMITTED), so two writers of the same
 -- pair wait for each other and the second counts the first's events. Rows are written
 -- and locked in (query, document) order, as the queue's rows are, and these triggers
 -- fire before the queue's (trigger names sort "pair_" before "queue_").
--- Origin: migration 0005.
+-- Origin: migration 0005; arrays instead of per-policy columns since 0019.
 
-CREATE OR REPLACE FUNCTION judgements_consensus(policy text, sorted_grades smallint[], total bigint, most_frequent smallint)
- RETURNS double precision
+-- The one rule for "a rater's current answer": each rater's newest event on a pair, by
+-- created_at then id, read per pair through judgement_latest_idx. The ORM's twin is
+-- Judgement.objects.current() (judgements/querysets.py).
+CREATE OR REPLACE FUNCTION judgements_current_answers(pair_queries bigint[], pair_documents bigint[])
+ RETURNS TABLE(query_id bigint, document_id bigint, rater_id integer, kind character varying, grade smallint, created_at timestamp with time zone)
  LANGUAGE sql
- IMMUTABLE PARALLEL SAFE
+ STABLE
 AS $$
-    SELECT CASE
-        WHEN policy NOT IN ('mean', 'median', 'majority', 'quepid')
-            THEN ('unknown consensus policy: ' || policy)::double precision
-        WHEN coalesce(cardinality(sorted_grades), 0) = 0 THEN NULL
-        -- Quepid's rule is the mean under 3 grades, else the third-highest grade.
-        WHEN policy = 'mean' OR (policy = 'quepid' AND cardinality(sorted_grades) < 3)
-            THEN total::double precision / cardinality(sorted_grades)
-        WHEN policy = 'median'
-            THEN (sorted_grades[(cardinality(sorted_grades) + 1) / 2]::integer
-                  + sorted_grades[cardinality(sorted_grades) / 2 + 1])::double precision / 2
-        WHEN policy = 'quepid'
-            THEN sorted_grades[cardinality(sorted_grades) - 2]::double precision
-        ELSE most_frequent::double precision
-    END
+    SELECT touched.query_id, touched.document_id, newest.rater_id, newest.kind, newest.grade,
+           newest.created_at
+    FROM (
+        SELECT DISTINCT changed.query_id, changed.document_id
+        FROM unnest(pair_queries, pair_documents) AS changed (query_id, document_id)
+    ) AS touched
+    CROSS JOIN LATERAL (
+        SELECT DISTINCT ON (event.rater_id)
+            event.rater_id, event.kind, event.grade, event.created_at
+        FROM judgements_judgement event
+        WHERE event.query_id = touched.query_id AND event.document_id = touched.document_id
+        ORDER BY event.rater_id, event.created_at DESC, event.id DESC
+    ) AS newest
 $$;
 
 CREATE OR REPLACE FUNCTION judgements_pair_grades_counted(pair_queries bigint[], pair_documents bigint[])
- RETURNS TABLE(query_id bigint, document_id bigint, graded integer, lowest smallint, highest smallint, mean double precision, median double precision, majority double precision, quepid double precision)
+ RETURNS TABLE(query_id bigint, document_id bigint, graded integer, lowest smallint, highest smallint, grades smallint[], raters integer[])
  LANGUAGE sql
  STABLE
 AS $$
@@ -41,32 +45,19 @@ AS $$
         SELECT DISTINCT changed.query_id, changed.document_id
         FROM unnest(pair_queries, pair_documents) AS changed (query_id, document_id)
     ),
-    newest AS (
-        -- Each rater's newest event per touched pair: their current answer.
-        SELECT DISTINCT ON (event.query_id, event.document_id, event.rater_id)
-            event.query_id, event.document_id, event.kind, event.grade
-        FROM judgements_judgement event
-        JOIN touched USING (query_id, document_id)
-        ORDER BY event.query_id, event.document_id, event.rater_id,
-                 event.created_at DESC, event.id DESC
-    ),
     aggregated AS (
         SELECT touched.query_id, touched.document_id,
-               coalesce(array_agg(newest.grade ORDER BY newest.grade)
-                        FILTER (WHERE newest.kind = 'grade'), '{}') AS grades,
-               sum(newest.grade) FILTER (WHERE newest.kind = 'grade') AS total,
-               mode() WITHIN GROUP (ORDER BY newest.grade)
-                   FILTER (WHERE newest.kind = 'grade') AS most_frequent
+               coalesce(array_agg(answer.grade ORDER BY answer.grade, answer.rater_id)
+                        FILTER (WHERE answer.kind = 'grade'), '{}') AS grades,
+               coalesce(array_agg(answer.rater_id ORDER BY answer.grade, answer.rater_id)
+                        FILTER (WHERE answer.kind = 'grade'), '{}') AS raters
         FROM touched
-        LEFT JOIN newest USING (query_id, document_id)
+        LEFT JOIN judgements_current_answers(pair_queries, pair_documents) AS answer
+            USING (query_id, document_id)
         GROUP BY touched.query_id, touched.document_id
     )
     SELECT query_id, document_id, cardinality(grades), grades[1],
-           grades[cardinality(grades)],
-           judgements_consensus('mean', grades, total, most_frequent),
-           judgements_consensus('median', grades, total, most_frequent),
-           judgements_consensus('majority', grades, total, most_frequent),
-           judgements_consensus('quepid', grades, total, most_frequent)
+           grades[cardinality(grades)], grades, raters
     FROM aggregated
 $$;
 
@@ -83,11 +74,9 @@ BEGIN
         -- waits here for this insert and then recounts below, after this commits.
         WITH added AS (
             INSERT INTO judgements_pairgrade AS pair
-                (project_id, query_id, document_id, graded, lowest, highest,
-                 mean, median, majority, quepid)
+                (project_id, query_id, document_id, graded, lowest, highest, grades, raters)
             SELECT query.project_id, counted.query_id, counted.document_id, counted.graded,
-                   counted.lowest, counted.highest, counted.mean, counted.median,
-                   counted.majority, counted.quepid
+                   counted.lowest, counted.highest, counted.grades, counted.raters
             FROM judgements_pair_grades_counted(pair_queries, pair_documents) counted
             JOIN judgements_query query ON query.id = counted.query_id
             ORDER BY counted.query_id, counted.document_id
@@ -122,14 +111,11 @@ BEGIN
 
     UPDATE judgements_pairgrade pair
     SET graded = counted.graded, lowest = counted.lowest, highest = counted.highest,
-        mean = counted.mean, median = counted.median, majority = counted.majority,
-        quepid = counted.quepid
+        grades = counted.grades, raters = counted.raters
     FROM judgements_pair_grades_counted(pair_queries, pair_documents) counted
     WHERE pair.query_id = counted.query_id AND pair.document_id = counted.document_id
-      AND (pair.graded, pair.lowest, pair.highest, pair.mean, pair.median, pair.majority,
-           pair.quepid)
-          IS DISTINCT FROM (counted.graded, counted.lowest, counted.highest, counted.mean,
-                            counted.median, counted.majority, counted.quepid);
+      AND (pair.graded, pair.grades, pair.raters)
+          IS DISTINCT FROM (counted.graded, counted.grades, counted.raters);
 END $$;
 
 CREATE OR REPLACE FUNCTION judgements_pair_grades_added()

@@ -28,7 +28,7 @@ BEGIN
         SELECT touched.id, touched.project_id,
                count(newest.kind) FILTER (WHERE newest.kind = 'grade') AS grades,
                coalesce(
-                   jsonb_object_agg(newest.rater_id, newest.day)
+                   jsonb_object_agg(newest.rater_id, (newest.created_at AT TIME ZONE 'UTC')::date)
                        FILTER (WHERE newest.kind IN ('grade', 'cant_tell')),
                    '{}') AS answered,
                coalesce((
@@ -36,14 +36,9 @@ BEGIN
                    WHERE request.query_id = touched.query_id
                      AND request.document_id = touched.document_id), 0) AS wanted
         FROM touched
-        LEFT JOIN LATERAL (
-            -- Each rater's newest event on this pair: their current answer.
-            SELECT DISTINCT ON (event.rater_id)
-                event.kind, event.rater_id, (event.created_at AT TIME ZONE 'UTC')::date AS day
-            FROM judgements_judgement event
-            WHERE event.query_id = touched.query_id AND event.document_id = touched.document_id
-            ORDER BY event.rater_id, event.created_at DESC, event.id DESC
-        ) AS newest ON true
+        -- Each rater's current answer on the pair (judgements/sql/pair_grades.sql).
+        LEFT JOIN judgements_current_answers(pair_queries, pair_documents) AS newest
+            ON newest.query_id = touched.query_id AND newest.document_id = touched.document_id
         GROUP BY touched.id, touched.project_id, touched.query_id, touched.document_id
     ),
     target AS (

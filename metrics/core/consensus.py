@@ -17,8 +17,19 @@ quepid
 Every function takes the grades of all pairs flat, pair after pair, with
 offsets as in :mod:`metrics.core.segments`; a pair with no grade has no
 consensus (NaN).
+
+``REGISTERED`` is the one list of policies: the project setting's choices, the
+metric names of :mod:`metrics.registry`, the forms' and the API's choices, the
+labels on the pages and the packed rows of ``judgements.packed`` all derive from
+it (read through ``policy_names()`` each time, so that a policy appended at run
+time counts at once). No policy's rule exists anywhere else, SQL included: adding
+a policy is one rule function and one ``Policy`` entry in ``REGISTERED``. A rule
+takes the pairs' grades sorted within each pair, the offsets and the counts, and
+returns one float per pair (NaN for a pair without grades).
 """
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -26,11 +37,10 @@ from numpy.typing import ArrayLike
 
 from metrics.core.segments import FloatArray, Int64Array, check_offsets, segment_ids
 
-Policy = Literal["mean", "median", "majority", "quepid"]
-POLICIES: tuple[str, ...] = ("mean", "median", "majority", "quepid")
+PolicyName = Literal["mean", "median", "majority", "quepid"]
 
 
-def consensus(grades: ArrayLike, offsets: ArrayLike, policy: Policy = "mean") -> FloatArray:
+def consensus(grades: ArrayLike, offsets: ArrayLike, policy: str = "mean") -> FloatArray:
     """Consensus grade of each pair under ``policy``.
 
     Parameters
@@ -39,7 +49,8 @@ def consensus(grades: ArrayLike, offsets: ArrayLike, policy: Policy = "mean") ->
         Every pair's current grades, pair after pair, in any order within a pair.
     offsets : array-like of int, shape (n_pairs + 1,)
         Pair ``p`` owns ``grades[offsets[p]:offsets[p + 1]]``.
-    policy : {"mean", "median", "majority", "quepid"}, default="mean"
+    policy : str, default="mean"
+        The name of a policy of ``REGISTERED``.
 
     Returns
     -------
@@ -59,14 +70,27 @@ def consensus(grades: ArrayLike, offsets: ArrayLike, policy: Policy = "mean") ->
     >>> consensus(grades, offsets, "quepid").tolist()
     [2.0, 2.0, 1.0]
     """
-    if policy not in POLICIES:
-        raise ValueError(f"policy must be one of {POLICIES}, not {policy!r}")
+    return consensus_all(grades, offsets, [policy])[policy]
+
+
+def consensus_all(grades: ArrayLike, offsets: ArrayLike, policies=None) -> dict[str, FloatArray]:
+    """``consensus`` under each of ``policies`` (every registered one by default), by
+    name: the grades are sorted once for all of them.
+
+    >>> sorted(consensus_all([1, 3], [0, 2]).items())[:2]
+    [('majority', array([1.])), ('mean', array([2.]))]
+    """
+    names = policy_names() if policies is None else tuple(policies)
+    rules = {entry.name: entry.rule for entry in REGISTERED}
+    for name in names:
+        if name not in rules:
+            raise ValueError(f"policy must be one of {policy_names()}, not {name!r}")
     values = np.asarray(grades, dtype=np.float64)
     bounds = check_offsets(offsets, len(values))
     order = np.lexsort((values, segment_ids(bounds)))
     ordered = values[order]
     counts = np.diff(bounds)
-    return _POLICY_FUNCTIONS[policy](ordered, bounds, counts)
+    return {name: rules[name](ordered, bounds, counts) for name in names}
 
 
 def _mean(ordered: FloatArray, bounds: Int64Array, counts: Int64Array) -> FloatArray:
@@ -106,4 +130,47 @@ def _pick(ordered: FloatArray, positions: Int64Array, valid: Int64Array) -> Floa
     return np.where(ok, picked, np.nan)
 
 
-_POLICY_FUNCTIONS = {"mean": _mean, "median": _median, "majority": _majority, "quepid": _quepid}
+Rule = Callable[[FloatArray, Int64Array, Int64Array], FloatArray]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A consensus policy: its name (stored in settings and metric names, at most 16
+    characters), its rule, its description for settings and its short label for pages."""
+
+    name: str
+    rule: Rule
+    label: str
+    short: str
+
+
+REGISTERED: list[Policy] = [
+    Policy("mean", _mean, "mean", "mean"),
+    Policy("median", _median, "median", "median"),
+    Policy("majority", _majority, "majority (ties to the lowest grade)", "majority"),
+    Policy(
+        "quepid",
+        _quepid,
+        "Quepid's rule (mean under 3 grades, else the lowest of the top 3)",
+        "Quepid (third-highest)",
+    ),
+]
+
+
+def policy_names() -> tuple[str, ...]:
+    """The names of the registered policies, in order."""
+    return tuple(entry.name for entry in REGISTERED)
+
+
+def policy_choices() -> list[tuple[str, str]]:
+    """(name, description) of each policy: a project setting's choices."""
+    return [(entry.name, entry.label) for entry in REGISTERED]
+
+
+def policy_labels() -> dict[str, str]:
+    """Each policy's short label, for pages and chart captions."""
+    return {entry.name: entry.short for entry in REGISTERED}
+
+
+# The policies when this module was imported; policy_names() also sees later entries.
+POLICIES: tuple[str, ...] = policy_names()

@@ -1,5 +1,8 @@
 """Metric parameters in words, for forms, parameter lines and chart captions."""
 
+from collections.abc import Iterator, Mapping
+
+from metrics.core.consensus import policy_labels
 from metrics.registry import MetricSpec
 
 GAIN_LABELS = {"exponential": "exponential (2^rel \N{MINUS SIGN} 1)", "linear": "linear (rel)"}
@@ -7,12 +10,6 @@ DISCOUNT_LABELS = {"log2": "log2(rank + 1)", "rank": "rank"}
 IDEAL_LABELS = {"judged": "all judged documents", "returned": "returned hits only"}
 DEPTH_LABELS = {"cut": "cut at k", "full": "full (not cut at k)"}
 UNJUDGED_LABELS = {"zero": "count as grade 0", "remove": "removed before ranking"}
-CONSENSUS_LABELS = {
-    "mean": "mean",
-    "median": "median",
-    "majority": "majority",
-    "quepid": "Quepid (third-highest)",
-}
 NEGATIVE_LABELS = {
     "zero": "count as 0 (trec_eval)",
     "penalise": "penalise (min-max, worst to best ordering)",
@@ -21,6 +18,23 @@ MEAN_OVER_LABELS = {
     "judged": "judged queries (trec_eval)",
     "all": "all queries, unjudged as 0 (trec_eval -c)",
 }
+
+
+class _PolicyLabels(Mapping):
+    """The consensus policies' short labels, read from metrics.core.consensus on every
+    use, so that a policy registered there shows everywhere at once."""
+
+    def __getitem__(self, name: str) -> str:
+        return policy_labels()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(policy_labels())
+
+    def __len__(self) -> int:
+        return len(policy_labels())
+
+
+CONSENSUS_LABELS = _PolicyLabels()
 
 # Each choice parameter of MetricSpec: its form label and its values in words.
 PARAMETER_LABELS = {

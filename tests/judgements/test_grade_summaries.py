@@ -20,7 +20,8 @@ from judgements.models import (
     RankedHits,
     ResultList,
 )
-from metrics.core.consensus import POLICIES
+from judgements.packed import packed_fill
+from metrics.core.consensus import POLICIES, consensus
 from tests.factories import (
     DocumentFactory,
     JudgementFactory,
@@ -31,8 +32,13 @@ from tests.factories import (
 from tests.judgements.test_pair_grades import assert_pair_grades_match_the_log, random_events
 from tests.judgements.test_queue import run_at_once
 
-# The packed summaries of migration 0008 against a recomputation from the pair grades
-# (which test_pair_grades checks against the log) and the hits, byte for byte.
+# The packed summaries (the triggers' and judgements.packed's fill) against a
+# recomputation from the pair grades (which test_pair_grades checks against the log)
+# and the hits, byte for byte.
+
+
+def policy_grade(pair, policy: str) -> float:
+    return float(consensus(pair.grades, [0, len(pair.grades)], policy)[0])
 
 
 def packed(values, kind: str) -> bytes:
@@ -61,9 +67,10 @@ def expected_summaries(project) -> tuple[dict, dict, dict]:
         by_document = {p.document_id: p for p in judged.get(query, [])}
         for policy in POLICIES:
             ranked = [
-                getattr(by_document[d], policy) if d in by_document else np.nan for d in documents
+                policy_grade(by_document[d], policy) if d in by_document else np.nan
+                for d in documents
             ]
-            levels = Counter(getattr(p, policy) for p in judged.get(query, []))
+            levels = Counter(policy_grade(p, policy) for p in judged.get(query, []))
             ideal = sorted(levels, reverse=True)
             grade_rows[(result_list, query, policy)] = (
                 query_rows[query][0],
@@ -75,6 +82,7 @@ def expected_summaries(project) -> tuple[dict, dict, dict]:
 
 
 def stored_summaries(project) -> tuple[dict, dict, dict]:
+    packed_fill(project.pk)
     query_rows = {
         row.query_id: (row.graded, row.judged)
         for row in QueryGrades.objects.filter(query__project=project)
@@ -159,6 +167,7 @@ def test_a_grade_updates_every_list_of_its_query(project, query_with_hits, rater
     JudgementFactory(rater=rater, query=query_with_hits, document=documents[0], grade=3)
     JudgementFactory(rater=other_rater, query=query_with_hits, document=documents[0], grade=0)
 
+    packed_fill()
     row = RankedGrades.objects.get(result_list=other, query=query_with_hits, policy="mean")
     ranked = np.frombuffer(bytes(row.ranked), dtype=">f8")
     assert ranked[-1] == 1.5 and np.isnan(ranked[:-1]).all()
@@ -171,7 +180,10 @@ def test_a_grade_updates_every_list_of_its_query(project, query_with_hits, rater
 def test_deleting_a_query_or_a_project_leaves_nothing_behind(project, query_with_hits, rater):
     document = query_with_hits.hits.get(rank=1).document
     JudgementFactory(rater=rater, query=query_with_hits, document=document, grade=2)
+    assert not RankedGrades.objects.exists() and QueryGrades.objects.get().stale
+    assert packed_fill() == 1
     assert RankedGrades.objects.count() == len(POLICIES)
+    assert not QueryGrades.objects.get().stale
 
     query_with_hits.delete()
     assert (QueryGrades.objects.count(), RankedHits.objects.count()) == (0, 0)
@@ -179,6 +191,7 @@ def test_deleting_a_query_or_a_project_leaves_nothing_behind(project, query_with
 
     random_events(project, seed=3, events=60)
     random_hits(project, seed=3)
+    packed_fill(project.pk)
     assert RankedGrades.objects.exists()
     project.delete()
     assert not (QueryGrades.objects.exists() or RankedGrades.objects.exists())
@@ -256,5 +269,6 @@ def test_an_event_dated_later_changes_the_summaries_at_once(project, query_with_
     JudgementFactory(
         rater=rater, query=query_with_hits, document=document, grade=2, created_at=later
     )
+    packed_fill()
     row = RankedGrades.objects.get(policy="mean")
     assert np.frombuffer(bytes(row.ranked), dtype=">f8")[1] == 2.0

@@ -4,73 +4,38 @@ from io import StringIO
 import numpy as np
 import pytest
 from django.core.management import call_command
-from django.db import connection
 from django.utils import timezone
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from hypothesis.extra.django import TestCase
 
 from judgements.bulk import project_delete_fast
 from judgements.models import Judgement, PairGrade, Project
-from metrics.core.consensus import POLICIES, consensus
 from tests.factories import DocumentFactory, JudgementFactory, QueryFactory, UserFactory
 from tests.judgements.test_queue import run_at_once
 
-# The trigger-kept table of current grades (migration 0005) against the log it
-# summarises, and its SQL consensus against the numpy core of metrics/core/consensus.py.
-
-CONSENSUS_SQL = """
-SELECT judgements_consensus(%(policy)s, array_agg(grade ORDER BY grade), sum(grade),
-                            mode() WITHIN GROUP (ORDER BY grade))
-FROM unnest(%(grades)s::smallint[]) AS grade
-"""
-
-
-def sql_consensus(grades: list[int], policy: str) -> float | None:
-    with connection.cursor() as cursor:
-        cursor.execute(CONSENSUS_SQL, {"grades": grades, "policy": policy})
-        return cursor.fetchone()[0]
-
-
-def bits(value: float) -> int:
-    return int(np.float64(value).view(np.int64))
-
-
-class TestSqlConsensus(TestCase):
-    @settings(max_examples=150, deadline=None)
-    @given(
-        st.lists(st.integers(min_value=-2, max_value=9), min_size=1, max_size=12),
-        st.sampled_from(POLICIES),
-    )
-    def test_it_equals_the_numpy_core_bit_for_bit(self, grades, policy):
-        expected = consensus(grades, [0, len(grades)], policy)[0]
-        assert bits(sql_consensus(grades, policy)) == bits(expected)
-
-
-def test_the_sql_consensus_of_no_grade_is_null(db):
-    assert sql_consensus([], "mean") is None
-
-
-def test_the_sql_consensus_refuses_an_unknown_policy(db):
-    with pytest.raises(Exception, match="unknown consensus policy: mode"):
-        sql_consensus([1, 2], "mode")
+# The trigger-kept table of current grades (judgements/sql/pair_grades.sql) against the
+# log it summarises: each pair's current grades, sorted, with their raters aligned.
 
 
 def expected_rows(project) -> dict:
-    """Each judged pair's (graded, lowest, highest, consensus by policy) from the log."""
+    """Each judged pair's (graded, lowest, highest, grades, raters) from the log, the
+    newest event of each rater replayed in Python."""
+    newest: dict = {}
+    for event in Judgement.objects.for_project(project).order_by("created_at", "id"):
+        newest[(event.query_id, event.document_id, event.rater_id)] = event
     current: dict = {}
-    for event in Judgement.objects.for_project(project).latest_per_rater():
-        grades = current.setdefault((event.query_id, event.document_id), [])
+    for (query, document, rater), event in newest.items():
+        answers = current.setdefault((query, document), [])
         if event.kind == "grade":
-            grades.append(event.grade)
+            answers.append((event.grade, rater))
     rows = {}
-    for pair, grades in current.items():
-        values = [consensus(grades, [0, len(grades)], policy)[0] for policy in POLICIES]
+    for pair, answers in current.items():
+        answers.sort()
+        grades = [grade for grade, _ in answers]
         rows[pair] = (
             len(grades),
             min(grades, default=None),
             max(grades, default=None),
-            *[None if np.isnan(value) else bits(value) for value in values],
+            grades,
+            [rater for _, rater in answers],
         )
     return rows
 
@@ -81,7 +46,8 @@ def stored_rows(project) -> dict:
             row.graded,
             row.lowest,
             row.highest,
-            *[None if getattr(row, p) is None else bits(getattr(row, p)) for p in POLICIES],
+            row.grades,
+            row.raters,
         )
         for row in PairGrade.objects.filter(project=project)
     }
@@ -130,10 +96,12 @@ def test_a_revision_replaces_the_raters_grade(project, query_with_hits, rater, o
     JudgementFactory(rater=rater, query=query_with_hits, document=document, grade=0)
     JudgementFactory(rater=other_rater, query=query_with_hits, document=document, grade=3)
     row = PairGrade.objects.get(query=query_with_hits, document=document)
-    assert (row.graded, row.lowest, row.highest, row.mean, row.majority) == (2, 0, 3, 1.5, 0.0)
+    assert (row.graded, row.lowest, row.highest, row.grades) == (2, 0, 3, [0, 3])
+    assert row.raters == [rater.pk, other_rater.pk]
     JudgementFactory(rater=rater, query=query_with_hits, document=document, grade=3)
     row.refresh_from_db()
-    assert (row.graded, row.lowest, row.mean, row.majority) == (2, 3, 3.0, 3.0)
+    assert (row.graded, row.lowest, row.grades) == (2, 3, [3, 3])
+    assert row.raters == sorted([rater.pk, other_rater.pk])
 
 
 def test_a_retraction_leaves_the_pair_with_no_grade(project, query_with_hits, rater):
@@ -143,7 +111,7 @@ def test_a_retraction_leaves_the_pair_with_no_grade(project, query_with_hits, ra
         rater=rater, query=query_with_hits, document=document, kind="retract", grade=None
     )
     row = PairGrade.objects.get(query=query_with_hits, document=document)
-    assert (row.graded, row.mean, row.median, row.majority, row.quepid) == (0, *[None] * 4)
+    assert (row.graded, row.lowest, row.highest, row.grades, row.raters) == (0, None, None, [], [])
 
 
 def test_deleting_a_query_deletes_its_pairs(project, query_with_hits, rater):
@@ -158,7 +126,7 @@ def test_deleting_events_directly_recounts_their_pairs(project, query_with_hits,
     JudgementFactory(rater=rater, query=query_with_hits, document=document, grade=1)
     newest = JudgementFactory(rater=rater, query=query_with_hits, document=document, grade=3)
     Judgement.objects.filter(pk=newest.pk).delete()
-    assert PairGrade.objects.get().mean == 1.0
+    assert PairGrade.objects.get().grades == [1]
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)

@@ -62,13 +62,19 @@ def test_consensus_by_median(rater, other_rater, analyst, pair):
     assert row["consensus"] == 1.0
 
 
-def test_current_grades_and_consensus_take_one_query_each(rater, other_rater, pair):
+def test_current_grades_take_one_query_and_consensus_reads_them_with_one_copy(
+    rater, other_rater, pair
+):
     grade(rater, pair, 1, day=1)
     grade(other_rater, pair, 2, day=1)
     with CaptureQueriesContext(connection) as queries:
         list(Judgement.objects.current_grades())
-        list(Judgement.objects.consensus())
-    assert len(queries) == 2
+    assert len(queries) == 1
+    # The consensus reads the same rows with one COPY, which goes around Django's
+    # cursor wrapper: no statement of its own shows here, one per pair would.
+    with CaptureQueriesContext(connection) as queries:
+        rows = Judgement.objects.consensus()
+    assert (len(queries), len(rows)) == (0, 1)
 
 
 @pytest.mark.parametrize("policy", ["mean", "median", "majority", "quepid"])
@@ -94,12 +100,12 @@ def test_majority_breaks_ties_to_the_lowest_grade_and_quepid_takes_the_third_hig
     for user, value in ((rater, 3), (other_rater, 1), (analyst, 3)):
         grade(user, pair, value, day=1)
     ((majority,), (quepid,)) = [
-        Judgement.objects.consensus(policy).values_list("consensus")
+        [row["consensus"] for row in Judgement.objects.consensus(policy)]
         for policy in ("majority", "quepid")
     ]
-    assert (majority, quepid) == ((3.0,), (1.0,))
+    assert (majority, quepid) == (3.0, 1.0)
     grade(analyst, pair, 1, day=2)
-    (majority,) = Judgement.objects.consensus("majority").values_list("consensus", flat=True)
+    (majority,) = [row["consensus"] for row in Judgement.objects.consensus("majority")]
     assert majority == 1.0
 
 

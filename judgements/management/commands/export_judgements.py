@@ -6,7 +6,8 @@ from judgements import exporters
 from judgements.api.filters import JudgementFilter
 from judgements.importers.progress import ProgressBar
 from judgements.management.commands.import_judgements import project_named
-from judgements.models import Consensus, Judgement
+from judgements.models import Judgement
+from metrics.core.consensus import policy_names
 
 
 class Command(BaseCommand):
@@ -20,7 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("project", help="project slug")
         parser.add_argument("--dataset", default="events", choices=exporters.DATASETS)
         parser.add_argument("--format", default="jsonl", choices=exporters.FORMATS)
-        parser.add_argument("--policy", default="", choices=["", *Consensus.values])
+        parser.add_argument("--policy", default="", choices=["", *policy_names()])
         parser.add_argument("--output", "-o", help="default: standard output")
         parser.add_argument(
             "--raw", action="store_true", help="CSV cells without the spreadsheet formula guard"
