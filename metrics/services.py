@@ -303,7 +303,10 @@ def metrics_refresh(*, project: Project, now: dt.datetime | None = None) -> int:
     Returns the number of per-query points written.
     """
     hour = buckets.bucket_end(now or timezone.now(), "hour")
-    marks = StaleQuery.objects.select_for_update(skip_locked=True).filter(query__project=project)
+    # Only the marks are locked (of=self): locking their queries' rows too would make
+    # the FK checks of another refresh's points, and of grades, wait on this one.
+    marks = StaleQuery.objects.select_for_update(skip_locked=True, of=("self",))
+    marks = marks.filter(query__project=project)
     stale = set(marks.values_list("query_id", flat=True))
     StaleQuery.objects.filter(query_id__in=stale).delete()
     revisions.revisions_recount(query_ids=stale)
@@ -311,7 +314,9 @@ def metrics_refresh(*, project: Project, now: dt.datetime | None = None) -> int:
     for spec in stored_specs(project):
         as_of = _refresh_moment(project, spec, hour)
         judged_queries = None
-        for result_list in project.result_lists.all():
+        # Every refresh writes the shared rows (overall points, lists computed whole) in
+        # one order, list by list, so that concurrent refreshes queue instead of deadlocking.
+        for result_list in project.result_lists.order_by("pk"):
             computed = LatestMetricPoint.objects.filter(result_list=result_list, metric=spec.name)
             only = stale if computed.exists() else None
             if only is not None and not only:
