@@ -15,7 +15,7 @@ import numpy as np
 from django.db import connection
 from django.utils import timezone
 
-from metrics import selectors
+from metrics import selectors, sources
 from metrics.core import replay
 from metrics.models import POINT_FIELDS
 
@@ -80,7 +80,8 @@ class ProjectReplay:
     def pair_grades(self, as_of: dt.datetime, policy: str) -> selectors.PairGrades:
         """``selectors.pair_grades(project, as_of=as_of, policy=policy)``, bit for bit."""
         if as_of >= self.started_at:
-            return selectors.pair_grades(self.project_id, as_of=as_of, policy=policy)
+            fresh = sources.grades_freshness(self.project_id, as_of=as_of)
+            return selectors.pair_grades(self.project_id, fresh=fresh, policy=policy)
         grades = replay.current_grades(self.log, postgres_time(as_of), policy)
         return selectors.PairGrades(
             query_ids=grades.pair_keys >> 32,

@@ -14,27 +14,18 @@ from django.db import connection
 
 from metrics.core.consensus import POLICIES, consensus
 from metrics.core.segments import offsets_from_lengths, sorted_lookup
-
-# Whether the trigger-kept tables hold the state as of %(as_of)s: no event of the project
-# is dated later.
-CURRENT_SQL = """NOT EXISTS (
-      SELECT FROM judgements_judgement later
-      JOIN judgements_query query ON query.id = later.query_id
-      WHERE query.project_id = %(project)s AND later.created_at > %(as_of)s)"""
+from metrics.sources import Freshness, Source
 
 # The present state: judgements_pairgrade (migration 0005) holds each pair's count of
-# current grades and consensus under every policy after every event in the log. That is
-# the state as of ``as_of`` exactly when no event of the project is dated after
-# ``as_of``; the guard checks this in the same statement (one snapshot) and returns no
-# row otherwise, so imports of events dated in the future fall back to the log. Rows
-# come unordered: numpy sorts them in a fraction of what ORDER BY costs PostgreSQL.
-STORED_GRADES_SQL = f"""
-SELECT pair.query_id, pair.document_id, pair.graded, pair.{{policy}}
+# current grades and consensus under every policy after every event in the log, which
+# is the state as of a moment when no event is dated later (metrics.sources decides).
+# Rows come unordered: numpy sorts them in a fraction of what ORDER BY costs PostgreSQL.
+STORED_GRADES_SQL = """
+SELECT pair.query_id, pair.document_id, pair.graded, pair.{policy}
 FROM judgements_pairgrade pair
 WHERE pair.project_id = %(project)s
   AND pair.graded > 0
   AND (%(queries)s::bigint[] IS NULL OR pair.query_id = ANY(%(queries)s))
-  AND {CURRENT_SQL}
 """
 STORED_GRADES_COLUMNS = [
     ("query_id", ">i8"),
@@ -77,14 +68,13 @@ FROM (
 ) AS ranked
 """
 
-# The grades, when the packed rows hold the state as of ``as_of`` (CURRENT_SQL, in the
-# same statement: when it fails, no grade is read and the one row's first column says
-# so). They come in chunks, one row per range of %(chunk)s consecutive query ids (wider
+# The grades, packed (when they hold the moment asked for: metrics.sources decides).
+# They come in chunks, one row per range of %(chunk)s consecutive query ids (wider
 # when the ids span more than 1024 such ranges), each chunk read by its own index range
 # and in query order, the rows themselves in any order (numbered by their first id): one
 # row of megabytes costs PostgreSQL and libpq about twice what the same bytes in rows
 # of ~100 kB cost, and sorting the rows in SQL would spill them to disk.
-STORED_RANKED_SQL = f"""
+STORED_RANKED_SQL = """
 WITH span AS (
     SELECT min(query_id) AS low, max(query_id) AS high,
            greatest(%(chunk)s, (max(query_id) - min(query_id)) / 1024 + 1) AS width
@@ -95,9 +85,8 @@ WITH span AS (
     SELECT low + width * i AS first, low + width * (i + 1) AS next
     FROM span, generate_series(0, (high - low) / width) AS i
 )
-SELECT guard.current, chunks.first, grades.*
-FROM (SELECT ({CURRENT_SQL}) AS current) AS guard
-LEFT JOIN chunks ON guard.current
+SELECT chunks.first, grades.*
+FROM chunks
 LEFT JOIN LATERAL (
     SELECT string_agg(int8send(query_id) || int4send(length(ranked) / 8)
                       || int4send(length(ideal) / 8) || int4send(graded), ''::bytea
@@ -156,33 +145,29 @@ def pair_keys(query_ids: np.ndarray, document_ids: np.ndarray) -> np.ndarray:
 
 
 def pair_grades(
-    project_id: int, *, as_of: datetime, policy: str, query_ids: list[int] | None = None
+    project_id: int, *, fresh: Freshness, policy: str, query_ids: list[int] | None = None
 ) -> PairGrades:
-    """Consensus of each pair from the raters' current grades as of ``as_of``.
+    """Consensus of each pair from the raters' current grades as of ``fresh.moment``.
 
-    When no event of the project is dated after ``as_of`` (the usual case for "now" and
-    for the current hour's bucket), the grades are read from the trigger-kept
-    ``judgements_pairgrade``; otherwise (a past moment, or events dated in the future)
-    the log is replayed up to ``as_of``. Both give the same arrays, bit for bit.
+    Read from the trigger-kept ``judgements_pairgrade`` where ``fresh`` (the answer of
+    ``metrics.sources.freshness``) says it holds that moment, else (a past moment, or
+    events dated in the future) replayed from the log up to it. Both give the same
+    arrays, bit for bit.
     """
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}, not {policy!r}")
-    stored = stored_pair_grades(project_id, as_of=as_of, policy=policy, query_ids=query_ids)
-    if stored is not None:
-        return stored
-    return logged_pair_grades(project_id, as_of=as_of, policy=policy, query_ids=query_ids)
+    if fresh.pairs == Source.PAIRS:
+        return stored_pair_grades(project_id, policy=policy, query_ids=query_ids)
+    return logged_pair_grades(project_id, as_of=fresh.moment, policy=policy, query_ids=query_ids)
 
 
 def stored_pair_grades(
-    project_id: int, *, as_of: datetime, policy: str, query_ids: list[int] | None = None
-) -> PairGrades | None:
-    """``pair_grades`` from ``judgements_pairgrade``; None when it cannot answer for
-    ``as_of`` (or holds no grade, which the log then answers as cheaply)."""
-    params = {"project": project_id, "as_of": as_of, "queries": query_ids}
+    project_id: int, *, policy: str, query_ids: list[int] | None = None
+) -> PairGrades:
+    """``pair_grades`` from ``judgements_pairgrade``: the state after every event."""
+    params = {"project": project_id, "queries": query_ids}
     sql = STORED_GRADES_SQL.format(policy=policy)
     rows = copy_rows(sql, params, STORED_GRADES_COLUMNS)
-    if len(rows) == 0:
-        return None
     queries = rows["query_id"].astype(np.int64)
     documents = rows["document_id"].astype(np.int64)
     order = np.argsort(pair_keys(queries, documents), kind="stable")
@@ -214,26 +199,24 @@ def logged_pair_grades(
     )
 
 
-# The queries with a current grade, from the trigger-kept judgements_querygrades when it
-# holds the state as of %(as_of)s (the first column says whether it does).
-JUDGED_QUERIES_SQL = f"""
-SELECT ({CURRENT_SQL}),
-       string_agg(int8send(grades.query_id), ''::bytea ORDER BY grades.query_id)
+# The queries with a current grade, from the trigger-kept judgements_querygrades.
+JUDGED_QUERIES_SQL = """
+SELECT string_agg(int8send(grades.query_id), ''::bytea ORDER BY grades.query_id)
 FROM judgements_querygrades grades
 JOIN judgements_query query ON query.id = grades.query_id
 WHERE query.project_id = %(project)s AND grades.judged > 0
 """
 
 
-def judged_query_ids(project_id: int, *, as_of: datetime) -> np.ndarray:
+def judged_query_ids(project_id: int, *, fresh: Freshness) -> np.ndarray:
     """Sorted ids of the project's queries with at least one current grade as of
-    ``as_of``: the queries a mean over judged queries counts, and the queries of an
-    exported qrels file. Read from ``judgements_querygrades`` when it holds as of
-    ``as_of``, else replayed from the log."""
-    current, column = copy_row(JUDGED_QUERIES_SQL, {"project": project_id, "as_of": as_of})
-    if current is not None and bytes(current) == b"\x01":
+    ``fresh.moment``: the queries a mean over judged queries counts, and the queries
+    of an exported qrels file. Read from ``judgements_querygrades`` where ``fresh``
+    says the pair grades hold, else replayed from the log."""
+    if fresh.pairs == Source.PAIRS:
+        [column] = copy_row(JUDGED_QUERIES_SQL, {"project": project_id})
         return unpacked(column, ">i8").astype(np.int64)
-    pairs = logged_pair_grades(project_id, as_of=as_of, policy="mean")
+    pairs = logged_pair_grades(project_id, as_of=fresh.moment, policy="mean")
     return np.unique(pairs.query_ids).astype(np.int64)
 
 
@@ -295,15 +278,13 @@ def graded(hits: RankedDocuments, pairs: PairGrades) -> ResultListGrades:
 
 def stored_result_list_grades(
     result_list_id: int,
-    project_id: int,
     *,
-    as_of: datetime,
     policy: str,
     depth: int | None,
     query_ids: list[int] | None = None,
-) -> ResultListGrades | None:
-    """``result_list_grades`` from the packed rows of migration 0008, or None when they do
-    not hold the state as of ``as_of`` (an event of the project is dated later).
+) -> ResultListGrades:
+    """``result_list_grades`` from the packed rows of migration 0008: the state after
+    every event (``metrics.sources`` says when that is the moment asked for).
 
     The same arrays as the log gives, except that each query's judged grades come
     highest first instead of by document.
@@ -311,18 +292,15 @@ def stored_result_list_grades(
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}, not {policy!r}")
     params = {
-        "project": project_id,
         "result_list": result_list_id,
-        "as_of": as_of,
         "queries": query_ids,
         "depth": depth,
         "policy": policy,
+        "chunk": CHUNK_QUERIES,
     }
-    rows = copy_fields(STORED_RANKED_SQL, {**params, "chunk": CHUNK_QUERIES})
-    current = rows[0][0]
-    if current is None or bytes(current) != b"\x01":
-        return None
-    header, ranked, levels, documents = joined_chunks(rows, key=1)
+    header, ranked, levels, documents = joined_chunks(
+        copy_fields(STORED_RANKED_SQL, params), key=0, width=5
+    )
     queries = np.frombuffer(header or b"", dtype=STORED_RANKED_HEADER)
     # The ideal comes as levels: each distinct grade, highest first, and its count.
     counts = unpacked(documents, ">i4")
@@ -415,13 +393,12 @@ def copy_fields(sql: str, params: dict) -> list[list[memoryview | None]]:
     return rows
 
 
-def joined_chunks(rows: list[list[memoryview | None]], key: int) -> list[bytes]:
-    """The columns after column ``key`` of rows that each hold a chunk of packed columns,
-    each column joined in the order of ``key`` (a bigint: the chunk's first query id).
-    A row whose key is NULL holds no chunk and is left out."""
+def joined_chunks(rows: list[list[memoryview | None]], key: int, width: int) -> list[bytes]:
+    """The columns after column ``key`` (of ``width``) of rows that each hold a chunk of
+    packed columns, each column joined in the order of ``key`` (a bigint: the chunk's
+    first query id). A row whose key is NULL holds no chunk and is left out."""
     chunks = [row for row in rows if row[key] is not None]
     chunks.sort(key=lambda row: int.from_bytes(row[key], "big", signed=True))
-    width = len(rows[0]) if rows else key + 1
     return [
         b"".join(row[column] for row in chunks if row[column] is not None)
         for column in range(key + 1, width)

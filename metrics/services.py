@@ -8,11 +8,12 @@ from django.db.models import Max
 from django.utils import timezone
 
 from judgements.models import Project, ResultList
-from metrics import buckets, replay, revisions, selectors
+from metrics import buckets, replay, revisions, selectors, sources
 from metrics.core import ndcg_batch, query_mean
 from metrics.core.stats import ConfidenceInterval, bootstrap_mean_ci, bootstrap_mean_cis
 from metrics.models import POINT_FIELDS, LatestMetricPoint, MetricPoint, StaleQuery
 from metrics.registry import MetricSpec, stored_specs
+from metrics.sources import Freshness
 
 # The interval stored with every overall point, and shown by the overview: 1,000
 # resamples is the usual minimum for a 95% percentile interval (Efron & Tibshirani,
@@ -41,49 +42,51 @@ WHERE latest.as_of <= EXCLUDED.as_of
 
 
 def result_list_evaluate(
-    result_list: ResultList, spec: MetricSpec, *, as_of, pairs=None, query_ids=None
+    result_list: ResultList,
+    spec: MetricSpec,
+    *,
+    as_of=None,
+    fresh: Freshness | None = None,
+    pairs=None,
+    query_ids=None,
 ):
     """Evaluate the queries of ``result_list`` (all, or ``query_ids``).
 
     Returns (ResultListGrades, BatchNdcgResult). Without ``pairs`` the grades are read
-    packed when they hold as of ``as_of``, else from the judgement log; ``pairs`` may be
-    passed in when several result lists are evaluated against the log's grades.
+    from the source ``fresh`` (the freshness rule's answer, asked here for ``as_of``
+    unless given) names: packed, or the judgement log; ``pairs`` may be passed in when
+    several result lists are evaluated against the log's grades.
     """
-    grades, _ = _list_grades(result_list, spec, as_of=as_of, pairs=pairs, query_ids=query_ids)
+    fresh = fresh or sources.freshness(result_list.project, as_of=as_of)
+    grades, _ = _list_grades(result_list, spec, fresh=fresh, pairs=pairs, query_ids=query_ids)
     return grades, _evaluated(grades, spec)
 
 
-def result_lists_evaluate(result_lists, spec: MetricSpec, *, as_of, pairs=None) -> dict:
+def result_lists_evaluate(result_lists, spec: MetricSpec, *, fresh: Freshness, pairs=None):
     """``result_list_evaluate`` of several lists of one project, by list id; the log is
-    replayed at most once, for the lists whose packed grades do not hold as of ``as_of``
-    (``pairs``, given, are used for every list)."""
+    replayed at most once, when ``fresh`` says the packed grades do not hold (``pairs``,
+    given, are used for every list)."""
     evaluated = {}
     for result_list in result_lists:
-        grades, pairs = _list_grades(result_list, spec, as_of=as_of, pairs=pairs, query_ids=None)
+        grades, pairs = _list_grades(result_list, spec, fresh=fresh, pairs=pairs, query_ids=None)
         evaluated[result_list.pk] = grades, _evaluated(grades, spec)
     return evaluated
 
 
-def _list_grades(result_list, spec, *, as_of, pairs, query_ids):
+def _list_grades(result_list, spec, *, fresh: Freshness, pairs, query_ids):
     """The list's grades, and the pair grades they were laid out from (None if packed).
 
-    Packed when no ``pairs`` are given and the packed rows hold as of ``as_of`` (no
-    event of the project is dated later); otherwise from ``pairs``, replayed from the
-    log when not given.
+    Packed when no ``pairs`` are given and ``fresh`` says the packed rows hold; otherwise
+    from ``pairs``, replayed from the log when not given.
     """
     if pairs is None:
-        packed = selectors.stored_result_list_grades(
-            result_list.pk,
-            result_list.project_id,
-            as_of=as_of,
-            policy=spec.consensus,
-            depth=_depth(spec),
-            query_ids=query_ids,
-        )
-        if packed is not None:
+        if fresh.derived:
+            packed = selectors.stored_result_list_grades(
+                result_list.pk, policy=spec.consensus, depth=_depth(spec), query_ids=query_ids
+            )
             return packed, None
         pairs = selectors.logged_pair_grades(
-            result_list.project_id, as_of=as_of, policy=spec.consensus, query_ids=query_ids
+            result_list.project_id, as_of=fresh.moment, policy=spec.consensus, query_ids=query_ids
         )
     grades = selectors.result_list_grades(
         result_list.pk, pairs, depth=_depth(spec), query_ids=query_ids
@@ -117,13 +120,16 @@ def _evaluated(grades, spec: MetricSpec):
     )
 
 
-def metric_points_build(result_list, spec, *, as_of, pairs=None, only=None) -> list[MetricPoint]:
-    """Unsaved per-query points of ``result_list`` (restricted to ``only`` query ids)."""
+def metric_points_build(
+    result_list, spec, *, as_of, pairs=None, only=None, fresh: Freshness | None = None
+) -> list[MetricPoint]:
+    """Unsaved per-query points of ``result_list`` (restricted to ``only`` query ids), as
+    of ``as_of``; ``fresh`` is the freshness rule's answer for it, asked here unless given."""
     # Only the given queries are read from PostgreSQL, so a refresh after one grade
     # costs one query's worth of rows, not the project's.
     query_ids = None if only is None else sorted(only)
     grades, result = result_list_evaluate(
-        result_list, spec, as_of=as_of, pairs=pairs, query_ids=query_ids
+        result_list, spec, as_of=as_of, fresh=fresh, pairs=pairs, query_ids=query_ids
     )
     now = timezone.now()
     return [
@@ -163,7 +169,8 @@ def overall_point(result_list, spec, *, as_of, judged_queries=None) -> MetricPoi
     unreturned = 0
     if spec.mean_over == "all":
         if judged_queries is None:
-            judged_queries = selectors.judged_query_ids(result_list.project_id, as_of=as_of)
+            fresh = sources.freshness(result_list.project, as_of=as_of)
+            judged_queries = selectors.judged_query_ids(result_list.project_id, fresh=fresh)
         unreturned = unreturned_count(judged_queries, columns["query_id"])
     return _overall_of(result_list, spec, as_of=as_of, columns=columns, unreturned=unreturned)
 
@@ -313,6 +320,7 @@ def metrics_refresh(*, project: Project, now: dt.datetime | None = None) -> int:
     written = 0
     for spec in stored_specs(project):
         as_of = _refresh_moment(project, spec, hour)
+        fresh = sources.freshness(project, as_of=as_of)
         judged_queries = None
         # Every refresh writes the shared rows (overall points, lists computed whole) in
         # one order, list by list, so that concurrent refreshes queue instead of deadlocking.
@@ -321,10 +329,10 @@ def metrics_refresh(*, project: Project, now: dt.datetime | None = None) -> int:
             only = stale if computed.exists() else None
             if only is not None and not only:
                 continue
-            points = metric_points_build(result_list, spec, as_of=as_of, only=only)
+            points = metric_points_build(result_list, spec, as_of=as_of, only=only, fresh=fresh)
             written += len(points)
             if judged_queries is None and spec.mean_over == "all":
-                judged_queries = selectors.judged_query_ids(project.pk, as_of=as_of)
+                judged_queries = selectors.judged_query_ids(project.pk, fresh=fresh)
             _store_with_overall(result_list, spec, points, as_of=as_of, judged=judged_queries)
     return written
 

@@ -23,7 +23,6 @@ from judgements.models import Project
 from metrics import dashboards
 from metrics.api.common import (
     PAGE_PARAMETERS,
-    SOURCE_HELP,
     SOURCES,
     IntervalSerializer,
     MetricSpecSerializer,
@@ -38,7 +37,6 @@ from metrics.api.common import (
     query_of,
     result_list_of,
     result_list_ref,
-    source,
     spec_data,
     valid,
 )
@@ -49,6 +47,7 @@ from metrics.dashboards.unjudged import unjudged_work
 from metrics.forms import GateForm, MetricForm, SeriesForm, UnjudgedForm
 from metrics.registry import stored_specs
 from metrics.services import INTERVAL_SEED
+from metrics.sources import SOURCE_HELP, Source
 
 
 class MeasuresSerializer(serializers.Serializer):
@@ -91,7 +90,16 @@ class ResultListMetricsApi(APIView):
         result_list = ResultListRefSerializer()
         spec = MetricSpecSerializer()
         as_of = serializers.DateTimeField(help_text="The grades' moment the numbers hold for.")
-        source = serializers.ChoiceField(choices=SOURCES, help_text=SOURCE_HELP)
+        source = serializers.ChoiceField(
+            choices=SOURCES,
+            help_text=f"{SOURCE_HELP} This one: the mean and its interval ('stored': the "
+            "list's stored overall point).",
+        )
+        results_source = serializers.ChoiceField(
+            choices=SOURCES,
+            help_text="The source of the per-query values in ``results`` and ``means``, "
+            "which are computed from the grades: 'packed' or 'log'.",
+        )
         queries = serializers.IntegerField(help_text="Queries in the mean.")
         mean = serializers.FloatField(allow_null=True, help_text="Mean NDCG; null: no query.")
         interval = IntervalSerializer(help_text="Percentile bootstrap interval of the mean.")
@@ -124,7 +132,8 @@ class ResultListMetricsApi(APIView):
             "result_list": result_list_ref(result_list),
             "spec": spec_data(form.spec),
             "as_of": summary.as_of,
-            "source": source(summary.stored),
+            "source": summary.source,
+            "results_source": evaluation.source,
             "queries": summary.queries,
             "mean": number(summary.mean),
             "interval": interval_data(summary.interval, INTERVAL_SEED),
@@ -184,6 +193,7 @@ class ResultListSeriesApi(APIView):
         result_list = ResultListRefSerializer()
         spec = MetricSpecSerializer()
         kept = serializers.BooleanField(help_text="Whether the project keeps this series now.")
+        source = serializers.ChoiceField(choices=SOURCES, help_text="Always 'stored'.")
         results = PointSerializer(many=True)
 
     permission_classes = [IsAnalyst]
@@ -207,6 +217,7 @@ class ResultListSeriesApi(APIView):
             "result_list": result_list_ref(result_list),
             "spec": spec_data(form.spec),
             "kept": form.spec in stored_specs(result_list.project),
+            "source": Source.STORED,
             **({"query": query_names([query.pk])[query.pk]} if query else {}),
             **links,
             "results": page,
@@ -234,6 +245,7 @@ class QuerySeriesApi(ResultListSeriesApi):
         query = QueryRefSerializer()
         spec = MetricSpecSerializer()
         kept = serializers.BooleanField(help_text="Whether the project keeps this series now.")
+        source = serializers.ChoiceField(choices=SOURCES, help_text="Always 'stored'.")
         results = PointSerializer(many=True)
 
     columns = QUERY_COLUMNS
@@ -296,7 +308,11 @@ class QueryWorkingApi(APIView):
         query = QueryRefSerializer()
         spec = MetricSpecSerializer()
         as_of = serializers.DateTimeField()
-        source = serializers.ChoiceField(choices=SOURCES, help_text=SOURCE_HELP)
+        source = serializers.ChoiceField(
+            choices=SOURCES,
+            help_text=f"{SOURCE_HELP} The working is computed from the pair grades: 'pairs' "
+            "or 'log'.",
+        )
         ndcg = serializers.FloatField()
         dcg = serializers.FloatField()
         idcg = serializers.FloatField()
@@ -321,7 +337,7 @@ class QueryWorkingApi(APIView):
             "query": query_names([query.pk])[query.pk],
             "spec": spec_data(form.spec),
             "as_of": detail.as_of,
-            "source": source(detail.stored),
+            "source": detail.source,
             "ndcg": result.ndcg,
             "dcg": result.dcg,
             "idcg": result.idcg,
@@ -375,6 +391,9 @@ class ResultListUnjudgedApi(APIView):
         result_list = ResultListRefSerializer()
         k = serializers.IntegerField(allow_null=True, help_text="Null: every hit.")
         as_of = serializers.DateTimeField()
+        source = serializers.ChoiceField(
+            choices=SOURCES, help_text=f"{SOURCE_HELP} Here 'packed' or 'log'."
+        )
         queries = serializers.IntegerField()
         hits = serializers.IntegerField(help_text="Hits within the cut-off.")
         judged = serializers.IntegerField()
@@ -400,7 +419,7 @@ class ResultListUnjudgedApi(APIView):
         names = query_names(row.query_id for row in page)
         body = {
             "result_list": result_list_ref(result_list),
-            **{name: getattr(work, name) for name in ("k", "as_of", "queries", "hits")},
+            **{name: getattr(work, name) for name in ("k", "as_of", "source", "queries", "hits")},
             **{name: getattr(work, name) for name in ("judged", "unjudged", "provisional")},
             **{name: getattr(work, name) for name in ("pool_depth", "in_pool", "outside_pool")},
             **links,
@@ -435,7 +454,7 @@ class CompareApi(APIView):
             mean = serializers.FloatField(allow_null=True, help_text="Over the common queries.")
             queries = serializers.IntegerField(help_text="Queries the list returned.")
             unjudged = serializers.IntegerField(help_text="Its hits within k with no grade.")
-            source = serializers.ChoiceField(choices=SOURCES)
+            source = serializers.ChoiceField(choices=SOURCES, help_text=SOURCE_HELP)
 
         class TestSerializer(serializers.Serializer):
             p_value = serializers.FloatField()
@@ -450,6 +469,7 @@ class CompareApi(APIView):
 
         spec = MetricSpecSerializer()
         as_of = serializers.DateTimeField()
+        source = serializers.ChoiceField(choices=SOURCES, help_text=SOURCE_HELP)
         a = ListSerializer()
         b = ListSerializer()
         queries = serializers.IntegerField(help_text="Queries both lists returned.")
@@ -493,6 +513,7 @@ class CompareApi(APIView):
         body = {
             "spec": spec_data(form.spec),
             "as_of": found.as_of,
+            "source": found.source,
             "a": _compared(found.a, found.mean_a),
             "b": _compared(found.b, found.mean_b),
             "queries": found.queries,
@@ -520,7 +541,7 @@ def _compared(evaluation, mean) -> dict:
         "mean": number(mean),
         "queries": len(evaluation.query_ids),
         "unjudged": evaluation.unjudged,
-        "source": source(evaluation.stored),
+        "source": evaluation.source,
     }
 
 

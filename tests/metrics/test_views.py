@@ -595,8 +595,8 @@ def test_negative_grades_penalise_on_the_overview_and_the_comparison_when_asked(
     means = [s.mean for s in penalised.context["data"].summaries]
     assert means == pytest.approx([0.4619696844706532, 0.8624445158559948], abs=1e-12)
     assert "negative grades penalise (min-max, worst to best ordering)" in text_of(penalised)
-    # Penalising is not the project's stored metric: it is computed from the log.
-    assert not penalised.context["data"].stored
+    # Penalising is not the project's stored metric: it is computed from the grades.
+    assert penalised.context["data"].source == "packed"
     both = {"a": spam.result_lists.get(name="before").pk}
     both["b"] = spam.result_lists.get(name="after").pk
     difference = client.get(compare, {**both, "negative": "penalise"}).context["data"]
@@ -612,7 +612,7 @@ def test_a_project_that_penalises_stores_and_draws_the_penalised_series(client, 
     response = client.get(pages_of(spam)[0])
 
     data = response.context["data"]
-    assert data.stored
+    assert data.source == "stored"
     means = [summary.mean for summary in data.summaries]
     assert means == pytest.approx([0.4619696844706532, 0.8624445158559948], abs=1e-12)
     drawn = {line["label"]: line["points"] for line in data.chart["series"]}
