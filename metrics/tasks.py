@@ -1,7 +1,7 @@
 from django.tasks import task
 
 from judgements.models import Project
-from metrics.services import metrics_refresh
+from metrics.refresh import metrics_refresh
 
 
 @task()

@@ -5,9 +5,9 @@ One module per page (overview, queries, compare, raters) on top of
 from the stored series or computed from the judgement log.
 """
 
+from metrics.dashboards.agreement import raters_report
 from metrics.dashboards.compare import comparison
 from metrics.dashboards.overview import project_overview
 from metrics.dashboards.queries import query_detail, query_table
-from metrics.dashboards.raters import raters_report
 
 __all__ = ["comparison", "project_overview", "query_detail", "query_table", "raters_report"]

@@ -5,7 +5,7 @@ Where the values come from
 ``metrics.sources.freshness``, asked once per request, says: the project's own
 metric, now, with nothing stale, is read from the stored series (each query's latest
 ``MetricPoint``); anything else is computed with
-``metrics.services.result_list_evaluate`` from the packed grades or, for a past
+``metrics.refresh.result_list_evaluate`` from the packed grades or, for a past
 moment, from the judgement log. Each evaluation carries its source and moment.
 
 A mean over queries counts the queries of the metric's ``mean_over``: those with a
@@ -19,7 +19,7 @@ import numpy as np
 from django.db import connection
 
 from judgements.models import Project, ResultList
-from metrics import selectors, services
+from metrics import evaluate, selectors
 from metrics.core import query_mean
 from metrics.core.segments import sorted_lookup
 from metrics.registry import MetricSpec
@@ -140,7 +140,7 @@ def list_evaluations(
     if fresh.stored:
         found = _stored_evaluations(spec, result_lists, fresh)
     else:
-        evaluated = services.result_lists_evaluate(result_lists, spec, fresh=fresh, pairs=pairs)
+        evaluated = evaluate.result_lists_evaluate(result_lists, spec, fresh=fresh, pairs=pairs)
         found = {
             result_list.pk: computed_evaluation(result_list, fresh, *evaluated[result_list.pk])
             for result_list in result_lists
@@ -162,13 +162,13 @@ def counted_as(
             judged = selectors.judged_query_ids(project.pk, fresh=fresh)
 
     def unreturned(evaluation: Evaluation) -> int:
-        return 0 if judged is None else services.unreturned_count(judged, evaluation.query_ids)
+        return 0 if judged is None else evaluate.unreturned_count(judged, evaluation.query_ids)
 
     return [replace(e, mean_over=spec.mean_over, unreturned=unreturned(e)) for e in evaluations]
 
 
 def computed_evaluation(result_list, fresh: Freshness, grades, result) -> Evaluation:
-    """The evaluation of ``services.result_list_evaluate``'s (grades, result)."""
+    """The evaluation of ``evaluate.result_list_evaluate``'s (grades, result)."""
     return Evaluation(
         result_list=result_list,
         query_ids=grades.query_ids,

@@ -16,15 +16,15 @@ from django.db.models import Count, Sum, Value
 from django.db.models.functions import Least
 
 from judgements.models import Project, QueuePair, ResultList
-from metrics import selectors
+from metrics import pgcopy, selectors
 from metrics.core.segments import sorted_lookup
 from metrics.core.stats import ConfidenceInterval, bootstrap_mean_cis
 from metrics.dashboards.evaluations import Evaluation, epoch_ms, list_evaluations
 from metrics.dashboards.labels import parameter_line
+from metrics.evaluate import INTERVAL_CONFIDENCE, INTERVAL_RESAMPLES, INTERVAL_SEED
 from metrics.models import MetricPoint
 from metrics.registry import MetricSpec, project_spec
 from metrics.revisions import revisions_per_week
-from metrics.services import INTERVAL_CONFIDENCE, INTERVAL_RESAMPLES, INTERVAL_SEED
 from metrics.sources import Freshness, Source, freshness, one_snapshot
 
 # Each list's newest overall point: one index descent per list.
@@ -373,7 +373,7 @@ def pool_progress(
         return PoolProgress(totals["pairs"], totals["collected"] or 0, wanted, project.pool_depth)
     if pairs is None:
         pairs = selectors.pair_grades(project.pk, fresh=fresh, policy="mean")
-    pool = selectors.copy_rows(POOL_PAIRS_SQL, {"project": project.pk}, POOL_PAIR_COLUMNS)
+    pool = pgcopy.copy_rows(POOL_PAIRS_SQL, {"project": project.pk}, POOL_PAIR_COLUMNS)
     keys = selectors.pair_keys(pool["query_id"], pool["document_id"])
     # A pair without a grade is not among ``pairs``: NaN, counted 0.
     grades = np.nan_to_num(sorted_lookup(pairs.keys, pairs.raters.astype(np.float64), keys))

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from judgements.models import Project, ResultList
-from metrics import selectors, services
+from metrics import evaluate, selectors
 from metrics.core import (
     average_precision_batch,
     expected_reciprocal_rank_batch,
@@ -54,7 +54,7 @@ def result_list_metrics(
     the list's stored overall point when the series is current, else computed
     (``metrics.sources`` decides, once)."""
     fresh = freshness(project, spec, as_of=as_of)
-    grades, result = services.result_list_evaluate(result_list, spec, fresh=fresh)
+    grades, result = evaluate.result_list_evaluate(result_list, spec, fresh=fresh)
     evaluation = computed_evaluation(result_list, fresh, grades, result)
     # The mean counts the queries of the metric's mean_over (under "all", unreturned too).
     [evaluation] = counted_as(project, spec, [evaluation], fresh=fresh)

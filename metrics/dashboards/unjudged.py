@@ -14,7 +14,7 @@ import numpy as np
 from django.db import connection
 
 from judgements.models import Project, ResultList
-from metrics import selectors, services
+from metrics import evaluate, selectors
 from metrics.core.segments import positions, segment_maxima
 from metrics.registry import MetricSpec
 from metrics.sources import Source, grades_freshness, one_snapshot
@@ -76,7 +76,7 @@ def unjudged_work(
     # The hits are read twice when some lie below the pool depth; should they change in
     # between (another statement's snapshot), both reads are made again.
     for _ in range(3):
-        grades, result = services.result_list_evaluate(result_list, spec, fresh=fresh)
+        grades, result = evaluate.result_list_evaluate(result_list, spec, fresh=fresh)
         rank = positions(grades.offsets) + 1
         missing = np.isnan(grades.ranked_grades) & (rank <= (k or np.inf))
         # Unjudged hits within the pool depth are pooled; deeper ones only if another

@@ -8,7 +8,7 @@ import pytest
 import time_machine
 
 from judgements.models import ResultList
-from metrics import services
+from metrics import refresh
 from metrics.forms import SPEC_FIELDS
 from metrics.registry import MetricSpec, project_spec
 from tests.api import metrics_oracle
@@ -69,7 +69,7 @@ def test_the_stored_series_gives_the_same_numbers_and_says_it_was_read(charlie, 
     prod = shop.result_lists.get(name="prod")
     spec = project_spec(shop)
     computed = metrics_of(charlie, prod, spec)
-    services.metrics_refresh(project=shop)
+    refresh.metrics_refresh(project=shop)
 
     stored = metrics_of(charlie, prod, spec)
 

@@ -38,7 +38,7 @@ django.setup()
 from django.test import Client  # noqa: E402
 
 from judgements.models import Judgement  # noqa: E402
-from metrics import services  # noqa: E402
+from metrics import refresh  # noqa: E402
 from metrics.dashboards.evaluations import list_evaluations  # noqa: E402
 from metrics.models import LatestMetricPoint, StaleQuery  # noqa: E402
 from metrics.registry import project_spec  # noqa: E402
@@ -106,7 +106,7 @@ def _bring_series_up_to_date(project) -> None:
         result_list__project=project, metric=spec.name
     ).exists()
     if stale or not computed:
-        written, seconds = timed(lambda: services.metrics_refresh(project=project))
+        written, seconds = timed(lambda: refresh.metrics_refresh(project=project))
         print(f"metrics_refresh: {written:,} points in {seconds[0]:.1f} s")
     lists = list(project.result_lists.all())
     evaluations = list_evaluations(project, spec, as_of=None, result_lists=lists)

@@ -9,7 +9,7 @@ import time_machine
 from django.core.management import call_command
 
 from judgements.models import Hit, Judgement, Project, QueueRequest
-from metrics import dashboards, services
+from metrics import dashboards, refresh
 from metrics.core import ndcg
 from metrics.core.agreement import krippendorff_alpha
 from metrics.core.stats import paired_bootstrap_ci, paired_randomisation_test
@@ -202,7 +202,7 @@ def test_stored_and_computed_summaries_agree_on_either_mean(camping, mean_over):
     camping.save()
     spec = project_spec(camping)
     lists = list(camping.result_lists.order_by("captured_at", "name"))
-    services.metrics_refresh(project=camping)
+    refresh.metrics_refresh(project=camping)
 
     stored = stored_summaries(spec, lists, freshness(camping, spec, as_of=None))
     computed = computed_summaries(

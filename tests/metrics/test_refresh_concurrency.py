@@ -15,7 +15,7 @@ from django.db import connection
 
 from judgements.models import Project
 from metrics.models import LatestMetricPoint, MetricPoint, StaleQuery
-from metrics.services import metrics_refresh, queries_mark_stale
+from metrics.refresh import metrics_refresh, queries_mark_stale
 
 
 def at_once(count: int, work) -> list[str]:

@@ -5,7 +5,7 @@ import pytest
 from django.utils import timezone
 
 from judgements.models import Judgement
-from metrics import selectors
+from metrics import pgcopy, selectors
 from metrics.core.consensus import POLICIES
 from metrics.sources import Source, grades_freshness
 from tests.factories import (
@@ -96,8 +96,8 @@ def test_an_unknown_policy_is_refused(project):
 
 
 def test_a_project_without_grades_has_no_pairs_and_its_list_evaluates_to_zero(query_with_hits):
+    from metrics.evaluate import result_list_evaluate
     from metrics.registry import project_spec
-    from metrics.services import result_list_evaluate
 
     project = query_with_hits.project
     pairs = selectors.pair_grades(project.pk, fresh=now(project), policy="mean")
@@ -182,8 +182,8 @@ def test_the_top_k_is_the_first_k_hits_whatever_their_rank_numbers(project, rate
 
 
 def test_an_evaluation_reads_packed_grades_and_equals_the_log(project):
+    from metrics.evaluate import result_list_evaluate
     from metrics.registry import MetricSpec
-    from metrics.services import result_list_evaluate
 
     random_events(project, seed=10)
     random_hits(project, seed=10, lists=1)
@@ -227,7 +227,7 @@ def test_packed_grades_read_in_chunks_equal_the_logs(project, monkeypatch, chunk
             assert_same_list(packed, logged)
     params = {"result_list": result_list.pk}
     params |= {"queries": None, "depth": None, "policy": "mean", "chunk": chunk}
-    rows = selectors.copy_fields(selectors.STORED_RANKED_SQL, params)
+    rows = pgcopy.copy_fields(selectors.STORED_RANKED_SQL, params)
     # One row per range of ids, the first starting at the list's first query.
     assert len(rows) == (query_ids[-1] - query_ids[0]) // chunk + 1 >= 3
 
@@ -243,5 +243,5 @@ def test_chunks_are_joined_in_the_order_of_their_first_query_whatever_order_they
         [first(40), b"b", b"B"],
     ]
 
-    assert selectors.joined_chunks(rows, key=0, width=3) == [b"abc", b"ABC"]
-    assert selectors.joined_chunks([], key=0, width=3) == [b"", b""]
+    assert pgcopy.joined_chunks(rows, key=0, width=3) == [b"abc", b"ABC"]
+    assert pgcopy.joined_chunks([], key=0, width=3) == [b"", b""]

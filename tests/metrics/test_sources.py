@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from judgements.models import Hit, Judgement, Project
-from metrics import services
+from metrics import refresh
 from metrics.models import MetricPoint, StaleQuery
 from metrics.registry import project_spec
 from metrics.sources import Source, freshness, grades_freshness
@@ -42,7 +42,7 @@ def test_the_projects_metric_now_with_nothing_stale_is_read_from_the_stored_seri
 
 
 def test_a_stale_query_sends_the_lists_to_their_packed_grades(demo):
-    services.queries_mark_stale(query_ids=[first_hit(demo).query_id])
+    refresh.queries_mark_stale(query_ids=[first_hit(demo).query_id])
 
     fresh = freshness(demo, project_spec(demo), as_of=None)
 

@@ -1,4 +1,4 @@
-"""Recomputing stored metrics: selectors in, metrics.core in the middle, rows out."""
+"""Keeping the stored series: store points, refresh stale queries, rebuild from the log."""
 
 import datetime as dt
 
@@ -7,20 +7,20 @@ from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from judgements.models import Project, ResultList
-from metrics import buckets, replay, revisions, selectors, sources
-from metrics.core import ndcg_batch, query_mean
-from metrics.core.stats import ConfidenceInterval, bootstrap_mean_ci, bootstrap_mean_cis
+from judgements.models import Project
+from metrics import buckets, log_replay, revisions, selectors, sources
+from metrics.core import query_mean
+from metrics.evaluate import (
+    evaluated,
+    metric_points_build,
+    overall_intervals,
+    overall_of,
+    overall_point,
+    read_depth,
+    unreturned_count,
+)
 from metrics.models import POINT_FIELDS, LatestMetricPoint, MetricPoint, StaleQuery
 from metrics.registry import MetricSpec, stored_specs
-from metrics.sources import Freshness
-
-# The interval stored with every overall point, and shown by the overview: 1,000
-# resamples is the usual minimum for a 95% percentile interval (Efron & Tibshirani,
-# ch. 19); the comparison page, which decides between lists, draws 10,000.
-INTERVAL_CONFIDENCE = 0.95
-INTERVAL_RESAMPLES = 1_000
-INTERVAL_SEED = 0
 
 LATEST_FIELDS = ["as_of", "value", "dcg", "idcg", "judged", "retrieved", "judgements", "zero_idcg"]
 
@@ -39,225 +39,6 @@ WHERE latest.as_of <= EXCLUDED.as_of
     fields=", ".join(LATEST_FIELDS),
     updates=", ".join(f"{field} = EXCLUDED.{field}" for field in LATEST_FIELDS),
 )
-
-
-def result_list_evaluate(
-    result_list: ResultList,
-    spec: MetricSpec,
-    *,
-    as_of=None,
-    fresh: Freshness | None = None,
-    pairs=None,
-    query_ids=None,
-):
-    """Evaluate the queries of ``result_list`` (all, or ``query_ids``).
-
-    Returns (ResultListGrades, BatchNdcgResult). Without ``pairs`` the grades are read
-    from the source ``fresh`` (the freshness rule's answer, asked here for ``as_of``
-    unless given) names: packed, or the judgement log; ``pairs`` may be passed in when
-    several result lists are evaluated against the log's grades.
-    """
-    fresh = fresh or sources.freshness(result_list.project, as_of=as_of)
-    grades, _ = _list_grades(result_list, spec, fresh=fresh, pairs=pairs, query_ids=query_ids)
-    return grades, _evaluated(grades, spec)
-
-
-def result_lists_evaluate(result_lists, spec: MetricSpec, *, fresh: Freshness, pairs=None):
-    """``result_list_evaluate`` of several lists of one project, by list id; the log is
-    replayed at most once, when ``fresh`` says the packed grades do not hold (``pairs``,
-    given, are used for every list)."""
-    evaluated = {}
-    for result_list in result_lists:
-        grades, pairs = _list_grades(result_list, spec, fresh=fresh, pairs=pairs, query_ids=None)
-        evaluated[result_list.pk] = grades, _evaluated(grades, spec)
-    return evaluated
-
-
-def _list_grades(result_list, spec, *, fresh: Freshness, pairs, query_ids):
-    """The list's grades, and the pair grades they were laid out from (None if packed).
-
-    Packed when no ``pairs`` are given and ``fresh`` says the packed rows hold; otherwise
-    from ``pairs``, replayed from the log when not given.
-    """
-    if pairs is None:
-        if fresh.derived:
-            packed = selectors.stored_result_list_grades(
-                result_list.pk, policy=spec.consensus, depth=_depth(spec), query_ids=query_ids
-            )
-            return packed, None
-        pairs = selectors.logged_pair_grades(
-            result_list.project_id, as_of=fresh.moment, policy=spec.consensus, query_ids=query_ids
-        )
-    grades = selectors.result_list_grades(
-        result_list.pk, pairs, depth=_depth(spec), query_ids=query_ids
-    )
-    return grades, pairs
-
-
-def _depth(spec: MetricSpec) -> int | None:
-    """Hits read per query: only the top k is needed unless unjudged hits are removed
-    first or the ideal is built from every returned hit."""
-    return spec.k if spec.unjudged == "zero" and spec.ideal == "judged" else None
-
-
-def _evaluated(grades, spec: MetricSpec):
-    ideal, ideal_offsets = (
-        (grades.ranked_grades, grades.offsets)
-        if spec.ideal == "returned"
-        else (grades.judged_grades, grades.judged_offsets)
-    )
-    return ndcg_batch(
-        grades.ranked_grades,
-        grades.offsets,
-        k=spec.k,
-        ideal_grades=ideal,
-        ideal_offsets=ideal_offsets,
-        gain=spec.gain,
-        discount=spec.discount,
-        ideal_depth=spec.ideal_depth,
-        unjudged=spec.unjudged,
-        negative=spec.negative,
-    )
-
-
-def metric_points_build(
-    result_list, spec, *, as_of, pairs=None, only=None, fresh: Freshness | None = None
-) -> list[MetricPoint]:
-    """Unsaved per-query points of ``result_list`` (restricted to ``only`` query ids), as
-    of ``as_of``; ``fresh`` is the freshness rule's answer for it, asked here unless given."""
-    # Only the given queries are read from PostgreSQL, so a refresh after one grade
-    # costs one query's worth of rows, not the project's.
-    query_ids = None if only is None else sorted(only)
-    grades, result = result_list_evaluate(
-        result_list, spec, as_of=as_of, fresh=fresh, pairs=pairs, query_ids=query_ids
-    )
-    now = timezone.now()
-    return [
-        MetricPoint(
-            result_list=result_list,
-            query_id=int(grades.query_ids[i]),
-            metric=spec.name,
-            as_of=as_of,
-            value=float(result.ndcg[i]),
-            dcg=float(result.dcg[i]),
-            idcg=float(result.idcg[i]),
-            judged=int(result.judged[i]),
-            retrieved=int(result.retrieved[i]),
-            judgements=int(grades.judgements[i]),
-            queries=1,
-            zero_idcg=int(result.all_irrelevant[i]),
-            computed_at=now,
-        )
-        for i in range(len(grades.query_ids))
-    ]
-
-
-def overall_point(result_list, spec, *, as_of, judged_queries=None) -> MetricPoint | None:
-    """The mean over the latest per-query points as of ``as_of`` (None if there are none).
-
-    It carries the mean's bootstrap interval (``INTERVAL_*``), so that the overview
-    reads it instead of resampling ten thousand queries on every request. A mean over
-    all queries also counts the judged queries the list did not return, at 0: those
-    of ``judged_queries`` (the project's query ids with a current grade as of
-    ``as_of``), read here unless given.
-    """
-    rows = latest_values(result_list, spec, as_of=as_of)
-    if not rows:
-        return None
-    names = ("query_id", "value", "judged", "retrieved", "judgements", "zero_idcg")
-    columns = dict(zip(names, map(np.array, zip(*rows, strict=True)), strict=True))
-    unreturned = 0
-    if spec.mean_over == "all":
-        if judged_queries is None:
-            fresh = sources.freshness(result_list.project, as_of=as_of)
-            judged_queries = selectors.judged_query_ids(result_list.project_id, fresh=fresh)
-        unreturned = unreturned_count(judged_queries, columns["query_id"])
-    return _overall_of(result_list, spec, as_of=as_of, columns=columns, unreturned=unreturned)
-
-
-def unreturned_count(judged_queries: np.ndarray, returned: np.ndarray) -> int:
-    """How many of the judged queries are not among the list's returned ones."""
-    return len(np.setdiff1d(judged_queries, returned, assume_unique=True))
-
-
-def _overall_of(result_list, spec, *, as_of, columns, unreturned, interval=None) -> MetricPoint:
-    """The overall point of the per-query ``columns`` (arrays in query order: value,
-    judged, retrieved, judgements, zero_idcg) and ``unreturned`` judged queries the list
-    did not return; ``interval`` is ``overall_interval`` of the counted values,
-    computed here unless given."""
-    values, judgements = columns["value"], columns["judgements"]
-    # The mean is summed exactly (math.fsum, in query order) rather than with SQL's
-    # AVG, whose floating-point result depends on the order rows are scanned in:
-    # a rebuild must reproduce the stored value to the last bit.
-    mean = query_mean(values, judgements, over=spec.mean_over, unreturned=unreturned)
-    if interval is None:
-        interval = overall_interval(mean.counted)
-    counted = judgements > 0 if spec.mean_over == "judged" else slice(None)
-    return MetricPoint(
-        result_list=result_list,
-        query=None,
-        metric=spec.name,
-        as_of=as_of,
-        # With no query to count (no judged query yet) the mean is stored as 0 over
-        # 0 queries; pages show it as missing.
-        value=mean.mean,
-        judged=int(np.sum(columns["judged"])),
-        retrieved=int(np.sum(columns["retrieved"])),
-        judgements=int(np.sum(judgements)),
-        queries=mean.queries,
-        zero_idcg=int(np.sum(np.asarray(columns["zero_idcg"], dtype=bool)[counted])),
-        computed_at=timezone.now(),
-        ci_low=interval.low,
-        ci_high=interval.high,
-        ci_confidence=interval.confidence,
-        ci_resamples=interval.resamples,
-        ci_seed=INTERVAL_SEED,
-        queries_judged=int(np.count_nonzero(judgements > 0)),
-        queries_returned=len(values),
-    )
-
-
-def overall_interval(values: np.ndarray) -> ConfidenceInterval:
-    """The interval stored with an overall point, over per-query values in query order."""
-    return bootstrap_mean_ci(
-        values,
-        confidence=INTERVAL_CONFIDENCE,
-        n_resamples=INTERVAL_RESAMPLES,
-        seed=INTERVAL_SEED,
-    )
-
-
-def overall_intervals(values: np.ndarray) -> list[ConfidenceInterval]:
-    """``overall_interval`` of each row of ``values`` (series over as many queries),
-    with the resamples drawn once for all rows."""
-    return bootstrap_mean_cis(
-        values,
-        confidence=INTERVAL_CONFIDENCE,
-        n_resamples=INTERVAL_RESAMPLES,
-        seed=INTERVAL_SEED,
-    )
-
-
-def latest_values(result_list, spec, *, as_of) -> list[tuple]:
-    """Each query's latest point as of ``as_of``: (query_id, value, judged, retrieved,
-    judgements, zero_idcg) in query order.
-
-    When no point of the list is newer than ``as_of`` (a refresh, or a rebuild
-    moving forward), the latest points are LatestMetricPoint's rows; otherwise
-    (rebuilding a past bucket) they are found in the series itself.
-    """
-    columns = ("query_id", "value", "judged", "retrieved", "judgements", "zero_idcg")
-    latest = LatestMetricPoint.objects.filter(result_list=result_list, metric=spec.name)
-    if not latest.filter(as_of__gt=as_of).exists():
-        return list(latest.order_by("query_id").values_list(*columns))
-    points = (
-        MetricPoint.objects.filter(
-            result_list=result_list, metric=spec.name, query__isnull=False, as_of__lte=as_of
-        )
-        .order_by("query_id", "-as_of")
-        .distinct("query_id")
-    )
-    return list(points.values_list(*columns))
 
 
 def metric_points_store(points: list[MetricPoint]) -> None:
@@ -359,12 +140,12 @@ def metrics_rebuild(*, project: Project, since, until=None, every="day", progres
     Judgements after a bucket's end are ignored for it; result lists count from
     their capture time. Each bucket commits on its own, and re-running replaces
     the same rows, so an interrupted rebuild can simply be run again. The log and
-    the hits are read once for every bucket (``metrics.replay``).
+    the hits are read once for every bucket (``metrics.log_replay``).
     """
     ends = buckets.bucket_ends(since, until or timezone.now(), every)
     if not ends:
         return 0
-    log = replay.ProjectReplay(project.pk, until=ends[-1])
+    log = log_replay.ProjectReplay(project.pk, until=ends[-1])
     written = 0
     for done, as_of in enumerate(ends, start=1):
         with transaction.atomic():
@@ -376,7 +157,7 @@ def metrics_rebuild(*, project: Project, since, until=None, every="day", progres
     return written
 
 
-def _rebuild_bucket(project: Project, as_of: dt.datetime, log: replay.ProjectReplay) -> int:
+def _rebuild_bucket(project: Project, as_of: dt.datetime, log: log_replay.ProjectReplay) -> int:
     written = 0
     result_lists = list(project.result_lists.filter(captured_at__lte=as_of))
     for spec in stored_specs(project):
@@ -385,7 +166,7 @@ def _rebuild_bucket(project: Project, as_of: dt.datetime, log: replay.ProjectRep
         built = {}
         for result_list in result_lists:
             columns = _rebuilt_columns(log, result_list, spec, pairs)
-            replay.points_upsert(
+            log_replay.points_upsert(
                 result_list_id=result_list.pk, metric=spec.name, as_of=as_of, columns=columns
             )
             built[result_list] = columns
@@ -396,8 +177,8 @@ def _rebuild_bucket(project: Project, as_of: dt.datetime, log: replay.ProjectRep
 
 def _rebuilt_columns(log, result_list, spec, pairs) -> dict[str, np.ndarray]:
     """What ``metric_points_build`` computes, as one array per stored column."""
-    grades = log.result_list_grades(result_list.pk, pairs, depth=_depth(spec))
-    result = _evaluated(grades, spec)
+    grades = log.result_list_grades(result_list.pk, pairs, depth=read_depth(spec))
+    result = evaluated(grades, spec)
     return {
         "query_id": grades.query_ids,
         "value": result.ndcg,
@@ -441,7 +222,7 @@ def _rebuilt_overalls_store(spec, built: dict, *, as_of, judged_queries) -> None
     for group in by_size.values():
         intervals = overall_intervals(np.array([counted for *_, counted in group]))
         for (result_list, columns, unreturned, _), interval in zip(group, intervals, strict=True):
-            overall = _overall_of(
+            overall = overall_of(
                 result_list,
                 spec,
                 as_of=as_of,
