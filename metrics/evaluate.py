@@ -39,7 +39,7 @@ def result_list_evaluate(
     """
     fresh = fresh or sources.freshness(result_list.project, as_of=as_of)
     grades, _ = _list_grades(result_list, spec, fresh=fresh, pairs=pairs, query_ids=query_ids)
-    return grades, evaluated(grades, spec)
+    return grades, ndcg_of(grades, spec)
 
 
 def result_lists_evaluate(result_lists, spec: MetricSpec, *, fresh: Freshness, pairs=None):
@@ -49,7 +49,7 @@ def result_lists_evaluate(result_lists, spec: MetricSpec, *, fresh: Freshness, p
     evaluated = {}
     for result_list in result_lists:
         grades, pairs = _list_grades(result_list, spec, fresh=fresh, pairs=pairs, query_ids=None)
-        evaluated[result_list.pk] = grades, evaluated(grades, spec)
+        evaluated[result_list.pk] = grades, ndcg_of(grades, spec)
     return evaluated
 
 
@@ -80,7 +80,7 @@ def read_depth(spec: MetricSpec) -> int | None:
     return spec.k if spec.unjudged == "zero" and spec.ideal == "judged" else None
 
 
-def evaluated(grades, spec: MetricSpec):
+def ndcg_of(grades, spec: MetricSpec):
     ideal, ideal_offsets = (
         (grades.ranked_grades, grades.offsets)
         if spec.ideal == "returned"

@@ -11,8 +11,8 @@ from judgements.models import Project
 from metrics import buckets, log_replay, revisions, selectors, sources
 from metrics.core import query_mean
 from metrics.evaluate import (
-    evaluated,
     metric_points_build,
+    ndcg_of,
     overall_intervals,
     overall_of,
     overall_point,
@@ -178,7 +178,7 @@ def _rebuild_bucket(project: Project, as_of: dt.datetime, log: log_replay.Projec
 def _rebuilt_columns(log, result_list, spec, pairs) -> dict[str, np.ndarray]:
     """What ``metric_points_build`` computes, as one array per stored column."""
     grades = log.result_list_grades(result_list.pk, pairs, depth=read_depth(spec))
-    result = evaluated(grades, spec)
+    result = ndcg_of(grades, spec)
     return {
         "query_id": grades.query_ids,
         "value": result.ndcg,

@@ -73,7 +73,7 @@ def test_the_stored_series_gives_the_same_numbers_and_says_it_was_read(charlie, 
 
     stored = metrics_of(charlie, prod, spec)
 
-    assert (computed["source"], stored["source"]) == ("computed", "stored")
+    assert (computed["source"], stored["source"]) == ("packed", "stored")
     for name in ("mean", "coverage", "zero_idcg", "queries", "unjudged", "means", "interval"):
         assert stored[name] == pytest.approx(computed[name], abs=1e-12), name
     for was, now in zip(computed["results"], stored["results"], strict=True):

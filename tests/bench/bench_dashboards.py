@@ -57,6 +57,7 @@ from metrics.dashboards.overview import pool_progress, stored_summaries  # noqa:
 from metrics.evaluate import INTERVAL_RESAMPLES  # noqa: E402
 from metrics.models import StaleQuery  # noqa: E402
 from metrics.registry import project_spec  # noqa: E402
+from metrics.sources import freshness, grades_freshness  # noqa: E402
 
 RECOMPUTE_TARGET = 3.0
 PAGE_TARGET_MS = 300.0
@@ -164,21 +165,19 @@ def _bench_recompute(project) -> None:
 
     def packed_read():
         return selectors.stored_result_list_grades(
-            result_list.pk, project.pk, as_of=as_of, policy=spec.consensus, depth=depth
+            result_list.pk, policy=spec.consensus, depth=depth
         )
 
     grades, packed_s = timed(packed_read, repeat=7)
     params = {
-        "project": project.pk,
         "result_list": result_list.pk,
-        "as_of": as_of,
         "queries": None,
         "depth": depth,
         "policy": spec.consensus,
         "chunk": selectors.CHUNK_QUERIES,
     }
     _, copy_s = timed(lambda: pgcopy.copy_fields(selectors.STORED_RANKED_SQL, params), repeat=7)
-    if grades is None:
+    if not grades_freshness(project.pk, as_of=as_of).derived:
         print("  the packed grades do not hold as of now (an event is dated later): stopping")
         return
     core, core_s = timed(lambda: _core(grades, spec), repeat=20)
@@ -254,11 +253,10 @@ def _bench_pages(project, repeat: int) -> None:
         written, seconds = timed(lambda: refresh.metrics_refresh(project=project))
         print(f"  metrics_refresh of {stale} stale queries: {seconds[0]:.1f} s, {written} points")
     lists = list(project.result_lists.all())
-    stored = list_evaluations(project, project_spec(project), as_of=None, result_lists=lists)
-    source = "the stored series" if all(e.stored for e in stored) else "computation"
-    print(f"  values come from {source}")
     spec = project_spec(project)
-    if stored_summaries(project, spec, lists) is not None:
+    fresh = freshness(project, spec, as_of=None)
+    print(f"  values come from {fresh.lists.label} (metrics.sources)")
+    if stored_summaries(spec, lists, fresh) is not None:
         print("  the overview reads each list's stored overall point (mean and interval)")
     else:
         print("  the overview computes its intervals from the per-query values")
@@ -285,12 +283,14 @@ def _bench_parts(project, result_list, repeat) -> None:
     """Where a page's time goes: reading the values, the intervals, the rest of its selector."""
     spec = project_spec(project)
     lists = list(project.result_lists.order_by("captured_at", "name"))
+    _, rule = timed(lambda: freshness(project, spec, as_of=None), repeat)
+    fresh = freshness(project, spec, as_of=None)
     evaluations, read = timed(
-        lambda: list_evaluations(project, spec, as_of=None, result_lists=lists), repeat
+        lambda: list_evaluations(project, spec, fresh=fresh, result_lists=lists), repeat
     )
-    _, overall = timed(lambda: stored_summaries(project, spec, lists), repeat)
+    _, overall = timed(lambda: stored_summaries(spec, lists, fresh), repeat)
     _, intervals = timed(lambda: overview_intervals(evaluations), repeat)
-    _, pool = timed(lambda: pool_progress(project, as_of=None), repeat)
+    _, pool = timed(lambda: pool_progress(project, fresh=fresh), repeat)
     _, overview = timed(lambda: dashboards.project_overview(project, spec, as_of=None), repeat)
     _, table = timed(
         lambda: dashboards.query_table(
@@ -299,6 +299,7 @@ def _bench_parts(project, result_list, repeat) -> None:
         repeat,
     )
     print("  parts (best of each):")
+    print(f"    freshness rule (metrics.sources) {min(rule) * 1000:5.1f} ms")
     print(f"    per-query values of {len(lists)} lists {min(read) * 1000:7.1f} ms")
     print(f"    stored overall points      {min(overall) * 1000:7.1f} ms "
           "(mean, interval, coverage: what the current overview reads)")  # fmt: skip
