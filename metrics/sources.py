@@ -75,8 +75,9 @@ RULE_MARK = "/* metrics.sources.freshness */"
 DERIVED_SQL = f"SELECT {NOTHING_AFTER_SQL.format(moment='%(moment)s')} {RULE_MARK}"
 
 # The same, and what decides whether the stored series of %(metric)s holds now: its
-# newest overall point, no stale mark, a point for every list with hits, and no event
-# after the newest point (or after now, for a bucket that ends ahead of the clock).
+# newest overall point, no stale mark, and a point for every list with hits. Whether an
+# event came after the newest point is asked apart (NEWER_SQL), with the moment as a
+# constant: only then does PostgreSQL read the judgements' created_at index.
 STORED_SQL = f"""
 WITH newest AS (
     SELECT max(point.as_of) AS at
@@ -87,7 +88,6 @@ WITH newest AS (
 )
 SELECT newest.at,
        {NOTHING_AFTER_SQL.format(moment="%(moment)s")},
-       {NOTHING_AFTER_SQL.format(moment="least(newest.at, %(moment)s)")},
        EXISTS (
            SELECT FROM metrics_stalequery mark
            JOIN judgements_query query ON query.id = mark.query_id
@@ -102,6 +102,8 @@ SELECT newest.at,
                                AND point.metric = %(metric)s AND point.query_id IS NULL))
 FROM newest {RULE_MARK}
 """
+# Only when the newest point is older than now (nothing was refreshed this hour).
+NEWER_SQL = f"SELECT {NOTHING_AFTER_SQL.format(moment='%(moment)s')} /* newest point */"
 
 
 @dataclass(frozen=True)
@@ -132,17 +134,20 @@ class Freshness:
 
 def freshness(project, spec=None, *, as_of: dt.datetime | None) -> Freshness:
     """Which source holds the numbers of ``spec`` for the project as of ``as_of`` (now
-    when None): one SQL statement. Without ``spec``, or for a past moment or a spec
-    the project does not keep, the stored series is not asked."""
+    when None): one SQL statement (two when the newest point is older than now).
+    Without ``spec``, or for a past moment or a spec the project does not keep, the
+    stored series is not asked."""
     if as_of is not None or spec is None or spec not in stored_specs(project):
         return grades_freshness(project.pk, as_of=as_of)
     moment = timezone.now()
     params = {"project": project.pk, "metric": spec.name, "moment": moment}
     with connection.cursor() as cursor:
         cursor.execute(STORED_SQL, params)
-        newest, derived, nothing_after_newest, stale, missing = cursor.fetchone()
-    stored = newest is not None and derived and nothing_after_newest
-    stored = stored and not stale and not missing
+        newest, derived, stale, missing = cursor.fetchone()
+        stored = newest is not None and derived and not stale and not missing
+        if stored and newest < moment:
+            cursor.execute(NEWER_SQL, {"project": project.pk, "moment": newest})
+            [stored] = cursor.fetchone()
     # A bucket ends on the next boundary, which may be ahead of the clock; the stored
     # values hold as of now then, since nothing was recorded after it.
     return Freshness(
