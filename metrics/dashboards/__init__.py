@@ -1,8 +1,8 @@
 """Page-level selectors of the dashboards: plain data for templates, numbers from metrics.core.
 
-One module per page (overview, queries, compare, raters) on top of
-:mod:`metrics.dashboards.evaluations`, which decides whether a number is read
-from the stored series or computed from the judgement log.
+One module per page (overview, queries, compare, agreement on the raters page) on top
+of :mod:`metrics.dashboards.evaluations`; :mod:`metrics.sources` decides, once per
+request, which source each number is read from.
 """
 
 from metrics.dashboards.agreement import raters_report
