@@ -190,7 +190,7 @@ SPECTACULAR_SETTINGS = {
     ],
     # Metrics say where their numbers come from; judgements have a "source" of their own.
     "ENUM_NAME_OVERRIDES": {
-        "MetricSourceEnum": ["stored", "computed"],
+        "MetricSourceEnum": "metrics.api.common.SOURCES",
         # Two models have a field named "kind": each enum keeps its model's name.
         "JudgementKindEnum": "judgements.models.Judgement.Kind",
         "JobKindEnum": "judgements.models.Job.Kind",

@@ -38,7 +38,7 @@ from judgements.importers import (
 )
 from judgements.models import Document, Hit, Judgement, Project, Query, ResultList
 from judgements.roles import Role
-from metrics.services import metrics_schedule_refresh
+from metrics.refresh import metrics_schedule_refresh
 
 IMPORT_BATCH = 20_000
 CHUNK_BYTES = 1 << 20

@@ -38,7 +38,7 @@ from judgements.models import (
     ResultList,
 )
 from judgements.roles import Role, can_rate
-from metrics.services import metrics_schedule_refresh
+from metrics.refresh import metrics_schedule_refresh
 
 
 @transaction.atomic

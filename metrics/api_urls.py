@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from metrics.api import views
+from metrics.api import series, views
 
 urlpatterns = [
     path(
@@ -12,17 +12,17 @@ urlpatterns = [
     ),
     path(
         "result-lists/<id:pk>/series/",
-        views.ResultListSeriesApi.as_view(),
+        series.ResultListSeriesApi.as_view(),
         name="result-list-series",
     ),
     path(
         "result-lists/<id:pk>/queries/<id:query_id>/series/",
-        views.QuerySeriesApi.as_view(),
+        series.QuerySeriesApi.as_view(),
         name="query-series",
     ),
     path(
         "result-lists/<id:pk>/queries/<id:query_id>/working/",
-        views.QueryWorkingApi.as_view(),
+        series.QueryWorkingApi.as_view(),
         name="query-working",
     ),
     path(

@@ -5,7 +5,6 @@ use COPY in PostgreSQL's binary format, parsed by numpy in one call, because tur
 million rows into Python tuples costs many times what PostgreSQL spends finding them.
 """
 
-import io
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -15,27 +14,20 @@ from django.db import connection
 from judgements.packed import PACKED_CURRENT_SQL, packed_fill
 from metrics.core.consensus import consensus, policy_names
 from metrics.core.segments import offsets_from_lengths, sorted_lookup
-
-# Whether the trigger-kept tables hold the state as of %(as_of)s: no event of the project
-# is dated later.
-CURRENT_SQL = """NOT EXISTS (
-      SELECT FROM judgements_judgement later
-      JOIN judgements_query query ON query.id = later.query_id
-      WHERE query.project_id = %(project)s AND later.created_at > %(as_of)s)"""
+from metrics.models import LatestMetricPoint, MetricPoint
+from metrics.pgcopy import copy_fields, copy_row, copy_rows, joined_chunks
+from metrics.sources import Freshness, Source
 
 # The present state: judgements_pairgrade (judgements/sql/pair_grades.sql) holds each
-# pair's current grades after every event in the log, one row per grade here. That is
-# the state as of ``as_of`` exactly when no event of the project is dated after
-# ``as_of``; the guard checks this in the same statement (one snapshot) and returns no
-# row otherwise, so imports of events dated in the future fall back to the log. Rows
+# pair's current grades after every event in the log, one row per grade here: the
+# state as of a moment when no event is dated later (metrics.sources decides). Rows
 # come unordered: numpy sorts them in a fraction of what ORDER BY costs PostgreSQL.
-STORED_GRADES_SQL = f"""
+STORED_GRADES_SQL = """
 SELECT pair.query_id, pair.document_id, grade
 FROM judgements_pairgrade pair, unnest(pair.grades) AS grade
 WHERE pair.project_id = %(project)s
   AND pair.graded > 0
   AND (%(queries)s::bigint[] IS NULL OR pair.query_id = ANY(%(queries)s))
-  AND {CURRENT_SQL}
 """
 STORED_GRADES_COLUMNS = [("query_id", ">i8"), ("document_id", ">i8"), ("grade", ">i2")]
 
@@ -63,9 +55,8 @@ FROM (
 ) AS ranked
 """
 
-# The grades, when the packed rows hold the state as of ``as_of`` (CURRENT_SQL, in the
-# same statement: when it fails, no grade is read and the one row's first column says
-# so). They come in chunks, one row per range of %(chunk)s consecutive query ids (wider
+# The grades, packed (when they hold the moment asked for: metrics.sources decides).
+# They come in chunks, one row per range of %(chunk)s consecutive query ids (wider
 # when the ids span more than 1024 such ranges), each chunk read by its own index range
 # and in query order, the rows themselves in any order (numbered by their first id): one
 # row of megabytes costs PostgreSQL and libpq about twice what the same bytes in rows
@@ -142,32 +133,28 @@ def pair_keys(query_ids: np.ndarray, document_ids: np.ndarray) -> np.ndarray:
 
 
 def pair_grades(
-    project_id: int, *, as_of: datetime, policy: str, query_ids: list[int] | None = None
+    project_id: int, *, fresh: Freshness, policy: str, query_ids: list[int] | None = None
 ) -> PairGrades:
-    """Consensus of each pair from the raters' current grades as of ``as_of``.
+    """Consensus of each pair from the raters' current grades as of ``fresh.moment``.
 
-    When no event of the project is dated after ``as_of`` (the usual case for "now" and
-    for the current hour's bucket), the grades are read from the trigger-kept
-    ``judgements_pairgrade``; otherwise (a past moment, or events dated in the future)
-    the log is replayed up to ``as_of``. Both give the same arrays, bit for bit.
+    Read from the trigger-kept ``judgements_pairgrade`` where ``fresh`` (the answer of
+    ``metrics.sources.freshness``) says it holds that moment, else (a past moment, or
+    events dated in the future) replayed from the log up to it. Both give the same
+    arrays, bit for bit.
     """
     if policy not in policy_names():
         raise ValueError(f"policy must be one of {policy_names()}, not {policy!r}")
-    stored = stored_pair_grades(project_id, as_of=as_of, policy=policy, query_ids=query_ids)
-    if stored is not None:
-        return stored
-    return logged_pair_grades(project_id, as_of=as_of, policy=policy, query_ids=query_ids)
+    if fresh.pairs == Source.PAIRS:
+        return stored_pair_grades(project_id, policy=policy, query_ids=query_ids)
+    return logged_pair_grades(project_id, as_of=fresh.moment, policy=policy, query_ids=query_ids)
 
 
 def stored_pair_grades(
-    project_id: int, *, as_of: datetime, policy: str, query_ids: list[int] | None = None
-) -> PairGrades | None:
-    """``pair_grades`` from ``judgements_pairgrade``; None when it cannot answer for
-    ``as_of`` (or holds no grade, which the log then answers as cheaply)."""
-    params = {"project": project_id, "as_of": as_of, "queries": query_ids}
+    project_id: int, *, policy: str, query_ids: list[int] | None = None
+) -> PairGrades:
+    """``pair_grades`` from ``judgements_pairgrade``: the state after every event."""
+    params = {"project": project_id, "queries": query_ids}
     rows = copy_rows(STORED_GRADES_SQL, params, STORED_GRADES_COLUMNS)
-    if len(rows) == 0:
-        return None
     return _consensus_of(
         rows["query_id"].astype(np.int64),
         rows["document_id"].astype(np.int64),
@@ -212,26 +199,24 @@ def _consensus_of(queries, documents, grades, policy: str) -> PairGrades:
     )
 
 
-# The queries with a current grade, from the trigger-kept judgements_querygrades when it
-# holds the state as of %(as_of)s (the first column says whether it does).
-JUDGED_QUERIES_SQL = f"""
-SELECT ({CURRENT_SQL}),
-       string_agg(int8send(grades.query_id), ''::bytea ORDER BY grades.query_id)
+# The queries with a current grade, from the trigger-kept judgements_querygrades.
+JUDGED_QUERIES_SQL = """
+SELECT string_agg(int8send(grades.query_id), ''::bytea ORDER BY grades.query_id)
 FROM judgements_querygrades grades
 JOIN judgements_query query ON query.id = grades.query_id
 WHERE query.project_id = %(project)s AND grades.judged > 0
 """
 
 
-def judged_query_ids(project_id: int, *, as_of: datetime) -> np.ndarray:
+def judged_query_ids(project_id: int, *, fresh: Freshness) -> np.ndarray:
     """Sorted ids of the project's queries with at least one current grade as of
-    ``as_of``: the queries a mean over judged queries counts, and the queries of an
-    exported qrels file. Read from ``judgements_querygrades`` when it holds as of
-    ``as_of``, else replayed from the log."""
-    current, column = copy_row(JUDGED_QUERIES_SQL, {"project": project_id, "as_of": as_of})
-    if current is not None and bytes(current) == b"\x01":
+    ``fresh.moment``: the queries a mean over judged queries counts, and the queries
+    of an exported qrels file. Read from ``judgements_querygrades`` where ``fresh``
+    says the pair grades hold, else replayed from the log."""
+    if fresh.pairs == Source.PAIRS:
+        [column] = copy_row(JUDGED_QUERIES_SQL, {"project": project_id})
         return unpacked(column, ">i8").astype(np.int64)
-    pairs = logged_pair_grades(project_id, as_of=as_of, policy="mean")
+    pairs = logged_pair_grades(project_id, as_of=fresh.moment, policy="mean")
     return np.unique(pairs.query_ids).astype(np.int64)
 
 
@@ -300,10 +285,12 @@ def stored_result_list_grades(
     depth: int | None,
     query_ids: list[int] | None = None,
 ) -> ResultListGrades | None:
-    """``result_list_grades`` from the packed rows (judgements.packed fills the stale ones
-    first), or None when they do not hold the state as of ``as_of`` under ``policy``
-    (``judgements.packed.PACKED_CURRENT_SQL``: an event of the project is dated later,
-    or a grade arrived since the fill).
+    """``result_list_grades`` from the packed rows, the state after every event
+    (``metrics.sources`` says when that is the moment asked for). The stale ones are
+    filled first (``judgements.packed``), without waiting for a writer; None when a
+    writer holds one of them, or ``as_of`` no longer holds, in the same statement
+    (``judgements.packed.PACKED_CURRENT_SQL``): the caller then lays the list out from
+    the pair grades, the same numbers.
 
     The same arrays as the log gives, except that each query's judged grades come
     highest first instead of by document.
@@ -318,12 +305,13 @@ def stored_result_list_grades(
         "queries": query_ids,
         "depth": depth,
         "policy": policy,
+        "chunk": CHUNK_QUERIES,
     }
-    rows = copy_fields(STORED_RANKED_SQL, {**params, "chunk": CHUNK_QUERIES})
+    rows = copy_fields(STORED_RANKED_SQL, params)
     current = rows[0][0]
     if current is None or bytes(current) != b"\x01":
         return None
-    header, ranked, levels, documents = joined_chunks(rows, key=1)
+    header, ranked, levels, documents = joined_chunks(rows, key=1, width=6)
     queries = np.frombuffer(header or b"", dtype=STORED_RANKED_HEADER)
     # The ideal comes as levels: each distinct grade, highest first, and its count.
     counts = unpacked(documents, ">i4")
@@ -364,79 +352,23 @@ def _fetch(sql: str, params: dict, *, columns: int) -> np.ndarray:
     return np.array(rows, dtype=np.int64)
 
 
-# COPY's binary format: a signature, flags, a header extension, then per row a 16-bit
-# field count and per field a 32-bit length (-1 for NULL) and the big-endian value.
-COPY_SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
+def latest_values(result_list, spec, *, as_of) -> list[tuple]:
+    """Each query's latest point as of ``as_of``: (query_id, value, judged, retrieved,
+    judgements, zero_idcg) in query order.
 
-
-def copy_rows(sql: str, params: dict | list, columns: list[tuple[str, str]]) -> np.ndarray:
-    """Rows of ``sql`` as a numpy structured array with ``columns`` (name, big-endian dtype).
-
-    The query must return exactly these fixed-width, non-NULL columns.
+    When no point of the list is newer than ``as_of`` (a refresh, or a rebuild
+    moving forward), the latest points are LatestMetricPoint's rows; otherwise
+    (rebuilding a past bucket) they are found in the series itself.
     """
-    fields = [("fields", ">i2")]
-    for name, kind in columns:
-        fields += [(f"{name}_length", ">i4"), (name, kind)]
-    row_type = np.dtype(fields)
-    data, start = _copy_binary(sql, params)
-    body = data[start : len(data) - 2]  # The last two bytes mark the end.
-    rows = np.frombuffer(body, dtype=row_type)
-    for name, kind in columns:
-        if np.any(rows[f"{name}_length"] != np.dtype(kind).itemsize):
-            raise ValueError(f"COPY returned NULL or a wider value in column {name}")
-    return rows
-
-
-def copy_row(sql: str, params: dict) -> list[memoryview | None]:
-    """The fields of the one row ``sql`` returns (None for NULL): bytea arrives as its
-    bytes, without the hex text encoding of a plain fetch."""
-    rows = copy_fields(sql, params)
-    if len(rows) != 1:
-        raise ValueError(f"COPY returned {len(rows)} rows, not one")
-    return rows[0]
-
-
-def copy_fields(sql: str, params: dict) -> list[list[memoryview | None]]:
-    """The fields of each row ``sql`` returns (None for NULL), as ``copy_row``'s; for the
-    few rows of packed columns, read field by field."""
-    data, position = _copy_binary(sql, params)
-
-    def integer(at: int, size: int) -> int:
-        return int.from_bytes(data[at : at + size], "big", signed=True)
-
-    rows = []
-    while (count := integer(position, 2)) != -1:
-        position += 2
-        fields = []
-        for _ in range(count):
-            length, position = integer(position, 4), position + 4
-            fields.append(None if length < 0 else data[position : position + length])
-            position += max(length, 0)
-        rows.append(fields)
-    return rows
-
-
-def joined_chunks(rows: list[list[memoryview | None]], key: int) -> list[bytes]:
-    """The columns after column ``key`` of rows that each hold a chunk of packed columns,
-    each column joined in the order of ``key`` (a bigint: the chunk's first query id).
-    A row whose key is NULL holds no chunk and is left out."""
-    chunks = [row for row in rows if row[key] is not None]
-    chunks.sort(key=lambda row: int.from_bytes(row[key], "big", signed=True))
-    width = len(rows[0]) if rows else key + 1
-    return [
-        b"".join(row[column] for row in chunks if row[column] is not None)
-        for column in range(key + 1, width)
-    ]
-
-
-def _copy_binary(sql: str, params: dict | list) -> tuple[memoryview, int]:
-    """``sql``'s rows in COPY's binary format, and where the first row starts."""
-    buffer = io.BytesIO()
-    with connection.cursor() as cursor:
-        statement = cursor.cursor.mogrify(sql, params).decode()
-        cursor.cursor.copy_expert(f"COPY ({statement}) TO STDOUT (FORMAT binary)", buffer)
-    data = buffer.getbuffer()
-    if bytes(data[: len(COPY_SIGNATURE)]) != COPY_SIGNATURE:
-        raise ValueError("COPY did not return PostgreSQL's binary format")
-    extension = int.from_bytes(data[15:19], "big")
-    return data, 19 + extension
+    columns = ("query_id", "value", "judged", "retrieved", "judgements", "zero_idcg")
+    latest = LatestMetricPoint.objects.filter(result_list=result_list, metric=spec.name)
+    if not latest.filter(as_of__gt=as_of).exists():
+        return list(latest.order_by("query_id").values_list(*columns))
+    points = (
+        MetricPoint.objects.filter(
+            result_list=result_list, metric=spec.name, query__isnull=False, as_of__lte=as_of
+        )
+        .order_by("query_id", "-as_of")
+        .distinct("query_id")
+    )
+    return list(points.values_list(*columns))

@@ -2,7 +2,7 @@ from django.tasks import task
 
 from judgements.models import Project
 from judgements.packed import packed_fill
-from metrics.services import metrics_refresh
+from metrics.refresh import metrics_refresh
 
 
 @task()

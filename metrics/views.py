@@ -15,8 +15,8 @@ from judgements.queue import queue_request_grades
 from judgements.roles import Role, role_required
 from judgements.workspace.raters import raters_management
 from metrics import dashboards
+from metrics.dashboards.agreement import disputed_pairs
 from metrics.dashboards.labels import parameter_line
-from metrics.dashboards.raters import disputed_pairs
 from metrics.exports import series_export as series_export_of
 from metrics.forms import CompareForm, GradeRequestForm, MetricForm, QueryTableForm, RatersForm
 from searchlogs.dashboards import online_for_query, online_overview

@@ -6,7 +6,7 @@ from django.db import connection
 from judgements.models import Project
 from metrics.core.online import SearchEvents
 from metrics.core.segments import sorted_lookup
-from metrics.selectors import copy_rows
+from metrics.pgcopy import copy_rows
 from searchlogs.models import SearchEvent, SearchLogState
 
 DEFAULT_SUCCESS_DWELL = 10.0

@@ -24,7 +24,7 @@ from judgements.models import Project
 from judgements.queue import pool_summary, project_rater_progress
 from judgements.roles import Role, role_required
 from judgements.workspace.forms import AccountForm, RaterAccountForm
-from metrics.dashboards.raters import rater_answer_counts
+from metrics.dashboards.agreement import rater_answer_counts
 
 INVITATION_KEY = "raters:invitation"
 

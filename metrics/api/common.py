@@ -15,18 +15,13 @@ from judgements.api.access import Pages
 from judgements.models import Hit, Query, ResultList
 from metrics.forms import SPEC_FIELDS
 from metrics.registry import MetricSpec
+from metrics.sources import Source
 
 EXTERNAL_ID_HELP = (
     "The query's external id (the team's own qid, as in imported files); the app's "
     "query id as text when the query has none."
 )
-SOURCES = ["stored", "computed"]
-SOURCE_HELP = (
-    "Where the mean and its interval come from: 'stored', the list's stored overall point "
-    "(the series is current: no grade was recorded after it), or 'computed' from the "
-    "grades as of the moment asked for. Per-query values are computed from the grades; "
-    "where the series is current they equal its stored values."
-)
+SOURCES = [source.value for source in Source]
 
 
 def valid(form: forms.Form) -> forms.Form:
@@ -184,7 +179,3 @@ PAGE_PARAMETERS = [
     OpenApiParameter("page", OpenApiTypes.INT, description="Page number, from 1."),
     OpenApiParameter("page_size", OpenApiTypes.INT, description="Rows per page, at most 1000."),
 ]
-
-
-def source(stored: bool) -> str:
-    return "stored" if stored else "computed"

@@ -48,6 +48,7 @@ from metrics.core.gains import (
     gain_values,
     signed_gain_values,
 )
+from metrics.core.ideal import IdealSource, ideal_grades
 from metrics.core.measures import (
     average_precision,
     expected_reciprocal_rank,
@@ -56,13 +57,11 @@ from metrics.core.measures import (
 )
 from metrics.core.ndcg import (
     IdealDepth,
-    IdealSource,
     NdcgResult,
     RankRow,
     Unjudged,
     cumulative_gain,
     dcg,
-    ideal_grades,
     ndcg,
 )
 from metrics.core.segments import offsets_from_lengths

@@ -35,7 +35,8 @@ from metrics.core.batch_dcg import (
     worst_dcg_from_grades,
 )
 from metrics.core.gains import Discount, Gain, Negative, check_discount, check_gain, check_negative
-from metrics.core.ndcg import IDEAL_DEPTHS, UNJUDGED, IdealDepth, Unjudged, check_k
+from metrics.core.ideal import IDEAL_DEPTHS, IdealDepth
+from metrics.core.ndcg import UNJUDGED, Unjudged, check_k
 from metrics.core.segments import FloatArray, Int64Array, check_offsets
 
 __all__ = [

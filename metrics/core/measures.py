@@ -14,7 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from metrics.core.ndcg import as_grades, check_k
+from metrics.core.ideal import as_grades
+from metrics.core.ndcg import check_k
 
 Grades = Sequence[float | None] | NDArray
 

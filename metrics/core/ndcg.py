@@ -75,45 +75,12 @@ from metrics.core.gains import (
     signed_gain_values,
 )
 from metrics.core.gains import gain_values as _gain_values
+from metrics.core.ideal import IDEAL_DEPTHS, IdealDepth, as_grades, sorted_ideal, sorted_worst
+from metrics.core.working import RankRow, working_rows
 
-IdealSource = Literal["judged", "returned"]
-IdealDepth = Literal["cut", "full"]
 Unjudged = Literal["zero", "remove"]
 
-IDEAL_DEPTHS: tuple[IdealDepth, ...] = ("cut", "full")
 UNJUDGED: tuple[Unjudged, ...] = ("zero", "remove")
-
-
-@dataclass(frozen=True, slots=True)
-class RankRow:
-    """One line of the "show the working" table (table D of the worked examples).
-
-    ``grade`` is ``None`` for an unjudged hit or when no hit sits at this rank
-    (``returned`` is then False); ``ideal_grade`` is ``None`` past the end of
-    the ideal list. ``discount`` is the weight multiplied into the gain
-    (``1 / log2(rank + 1)`` or ``1 / rank``). ``cg``, ``dcg`` and ``idcg`` are
-    cumulative up to and including this rank; ``ndcg_at`` is ``dcg / idcg``
-    at this rank, or ``dcg`` over the full IDCG when ``ideal_depth="full"``.
-    With ``negative="penalise"`` the worst ordering has its own columns
-    (``worst_grade``, ``worst_gain``, cumulative ``min_dcg``) and ``ndcg_at`` is
-    ``(dcg - min_dcg) / (idcg - min_dcg)``; otherwise they are None and 0.
-    """
-
-    rank: int
-    returned: bool
-    grade: float | None
-    gain: float
-    discount: float
-    discounted_gain: float
-    cg: float
-    dcg: float
-    ideal_grade: float | None
-    ideal_gain: float
-    idcg: float
-    ndcg_at: float
-    worst_grade: float | None = None
-    worst_gain: float = 0.0
-    min_dcg: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,99 +119,6 @@ def check_k(k: int | None) -> int | None:
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
         raise ValueError(f"k must be a positive integer or None, not {k!r}")
     return int(k)
-
-
-def as_grades(grades: Sequence[float | None] | NDArray) -> NDArray[np.float64]:
-    """Return grades as a float64 array with ``None`` turned into NaN (unjudged)."""
-    if isinstance(grades, np.ndarray):
-        return grades.astype(np.float64, copy=False)
-    return np.array([np.nan if g is None else g for g in grades], dtype=np.float64)
-
-
-def sorted_worst(grades: Sequence[float | None] | NDArray) -> NDArray[np.float64]:
-    """Return the negative grades, most harmful first: the start of the worst ordering.
-
-    The rest of the worst ordering has gain 0 (see the module's docstring).
-
-    Examples
-    --------
-    >>> sorted_worst([1, None, -1, 3, -2.5, 0]).tolist()
-    [-2.5, -1.0]
-    """
-    values = as_grades(grades)
-    return np.sort(values[values < 0])
-
-
-def sorted_ideal(grades: Sequence[float | None] | NDArray) -> NDArray[np.float64]:
-    """Return the grades that may enter an ideal list, best first.
-
-    NaN (unjudged) and negative grades are dropped: they have gain 0 and an
-    ideal list never needs them.
-
-    Examples
-    --------
-    >>> sorted_ideal([1, None, 3, -1, 0, 2.5]).tolist()
-    [3.0, 2.5, 1.0, 0.0]
-    """
-    values = as_grades(grades)
-    kept = values[values >= 0]
-    return -np.sort(-kept)
-
-
-def ideal_grades(
-    source: IdealSource,
-    *,
-    ranked_grades: Sequence[float | None] | NDArray,
-    judged_grades: Sequence[float | None] | NDArray | None = None,
-    negative: Negative = "zero",
-) -> NDArray[np.float64]:
-    """Build the ideal list of one query from the chosen source.
-
-    Parameters
-    ----------
-    source : {"judged", "returned"}
-        ``"judged"``: every judged document of the query, returned or not
-        (``judged_grades`` is required). ``"returned"``: the returned hits'
-        grades, re-sorted.
-    ranked_grades : sequence of float or None
-        Grades of the returned hits in rank order; None/NaN for unjudged.
-    judged_grades : sequence of float, optional
-        Grades of every judged document of the query.
-    negative : {"zero", "penalise"}, default="zero"
-        With ``"penalise"`` the source's negative grades are kept after the
-        others, most harmful last: :func:`ndcg` builds the worst ordering from
-        them (and leaves them out of the ideal one).
-
-    Returns
-    -------
-    ideal : ndarray of float64
-        Non-negative grades, best first (then the negative ones if they penalise).
-
-    References
-    ----------
-    .. [1] trec_eval, ``m_ndcg.c`` (the ideal from every judged document).
-
-    Examples
-    --------
-    >>> ideal_grades("returned", ranked_grades=[2, 0, 3, 2]).tolist()
-    [3.0, 2.0, 2.0, 0.0]
-    >>> ideal_grades("judged", ranked_grades=[2, None], judged_grades=[2, 3, -1, 0]).tolist()
-    [3.0, 2.0, 0.0]
-    >>> ideal_grades("judged", ranked_grades=[2], judged_grades=[2, -1, 3], negative="penalise")
-    array([ 3.,  2., -1.])
-    """
-    check_negative(negative)
-    if source == "returned":
-        grades = ranked_grades
-    elif source != "judged":
-        raise ValueError(f"source must be 'judged' or 'returned', not {source!r}")
-    elif judged_grades is None:
-        raise ValueError("source='judged' needs judged_grades: every judged grade of the query")
-    else:
-        grades = judged_grades
-    if negative == "zero":
-        return sorted_ideal(grades)
-    return np.concatenate((sorted_ideal(grades), sorted_worst(grades)[::-1]))
 
 
 def dcg(
@@ -425,7 +299,7 @@ def ndcg(
     summed = slice(k) if ideal_depth == "cut" else slice(None)
     idcg = discounted_sum(_gain_values(ideal[summed], gain), discount)
     min_dcg = discounted_sum(signed_gain_values(worst[summed], gain), discount)
-    rows = _working_rows(
+    rows = working_rows(
         top,
         ideal[:k],
         worst[:k],
@@ -454,64 +328,3 @@ def ndcg(
 def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
     if value not in choices:
         raise ValueError(f"{name} must be one of {choices}, not {value!r}")
-
-
-def _padded(values: NDArray[np.float64], length: int) -> NDArray[np.float64]:
-    return np.concatenate((values, np.full(length - len(values), np.nan)))
-
-
-def _working_rows(
-    top: NDArray[np.float64],
-    ideal_top: NDArray[np.float64],
-    worst_top: NDArray[np.float64],
-    gain: Gain,
-    discount: Discount,
-    *,
-    full: tuple[float, float],
-    depth: IdealDepth,
-    signed: bool,
-) -> tuple[RankRow, ...]:
-    """Build one row per rank, down to the longest of the returned, ideal and worst lists.
-
-    ``full`` is (IDCG, worst DCG) summed over every position, ``signed`` whether
-    negative grades keep their sign.
-    """
-    length = max(len(top), len(ideal_top), len(worst_top))
-    grades, ideal = _padded(top, length), _padded(ideal_top, length)
-    worst = _padded(worst_top, length)
-    weights = discount_values(length, discount)
-    ranked_gain = signed_gain_values if signed else _gain_values
-    gains, ideal_gains = ranked_gain(grades, gain), _gain_values(ideal, gain)
-    worst_gains = signed_gain_values(worst, gain)
-    cg, dcg_at = np.cumsum(gains), np.cumsum(gains * weights)
-    idcg_at = np.cumsum(ideal_gains * weights)
-    min_at = np.cumsum(worst_gains * weights)
-    # With ideal_depth="full" each row is normalised by the full IDCG (and worst
-    # DCG), so the last row agrees with the query's NDCG.
-    if depth == "full":
-        idcg_at_or_full, min_at_or_full = np.full(length, full[0]), np.full(length, full[1])
-    else:
-        idcg_at_or_full, min_at_or_full = idcg_at, min_at
-    normaliser = idcg_at_or_full - min_at_or_full
-    safe = np.where(normaliser > 0, normaliser, 1.0)
-    ndcg_at = np.where(normaliser > 0, (dcg_at - min_at_or_full) / safe, 0.0)
-    return tuple(
-        RankRow(
-            rank=i + 1,
-            returned=i < len(top),
-            grade=None if np.isnan(grades[i]) else float(grades[i]),
-            gain=float(gains[i]),
-            discount=float(weights[i]),
-            discounted_gain=float(gains[i] * weights[i]),
-            cg=float(cg[i]),
-            dcg=float(dcg_at[i]),
-            ideal_grade=None if np.isnan(ideal[i]) else float(ideal[i]),
-            ideal_gain=float(ideal_gains[i]),
-            idcg=float(idcg_at[i]),
-            ndcg_at=float(ndcg_at[i]),
-            worst_grade=None if np.isnan(worst[i]) else float(worst[i]),
-            worst_gain=float(worst_gains[i]),
-            min_dcg=float(min_at[i]),
-        )
-        for i in range(length)
-    )

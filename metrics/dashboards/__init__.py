@@ -1,13 +1,13 @@
 """Page-level selectors of the dashboards: plain data for templates, numbers from metrics.core.
 
-One module per page (overview, queries, compare, raters) on top of
-:mod:`metrics.dashboards.evaluations`, which decides whether a number is read
-from the stored series or computed from the judgement log.
+One module per page (overview, queries, compare, agreement on the raters page) on top
+of :mod:`metrics.dashboards.evaluations`; :mod:`metrics.sources` decides, once per
+request, which source each number is read from.
 """
 
+from metrics.dashboards.agreement import raters_report
 from metrics.dashboards.compare import comparison
 from metrics.dashboards.overview import project_overview
 from metrics.dashboards.queries import query_detail, query_table
-from metrics.dashboards.raters import raters_report
 
 __all__ = ["comparison", "project_overview", "query_detail", "query_table", "raters_report"]

@@ -15,8 +15,9 @@ from metrics.core.stats import (
     paired_bootstrap_ci,
     paired_randomisation_test,
 )
-from metrics.dashboards.evaluations import Evaluation, freshest, list_evaluations
+from metrics.dashboards.evaluations import Evaluation, list_evaluations
 from metrics.registry import MetricSpec
+from metrics.sources import Source, freshness, one_snapshot
 
 RESAMPLES = 10_000
 SEED = 0
@@ -83,14 +84,15 @@ class Comparison:
         return self.test.mean_difference
 
     @property
-    def as_of(self) -> dt.datetime | None:
-        return freshest([self.a, self.b])[0]
+    def as_of(self) -> dt.datetime:
+        return self.a.as_of
 
     @property
-    def stored(self) -> bool:
-        return freshest([self.a, self.b])[1]
+    def source(self) -> Source:
+        return self.a.source
 
 
+@one_snapshot
 def comparison(
     project: Project,
     a: ResultList,
@@ -103,7 +105,8 @@ def comparison(
 ) -> Comparison:
     """Paired comparison of ``b`` against ``a`` over the queries both returned (those
     with a current grade, when the metric's mean is over judged queries)."""
-    first, second = list_evaluations(project, spec, as_of=as_of, result_lists=[a, b])
+    fresh = freshness(project, spec, as_of=as_of)
+    first, second = list_evaluations(project, spec, fresh=fresh, result_lists=[a, b])
     common = np.intersect1d(first.query_ids[first.counted], second.query_ids[second.counted])
     values_a, values_b = first.values_for(common), second.values_for(common)
     delta = values_b - values_a

@@ -2,13 +2,11 @@
 
 Where the values come from
 --------------------------
-The project's own metric is kept as a stored series (``MetricPoint``), so a
-page under that metric reads each query's latest stored point, provided the
-series is current: no query is marked stale and no judgement was recorded
-after the series' last moment. Any other metric, any past moment (``as_of``)
-or a series that lags behind is computed on the fly from PostgreSQL with
-``metrics.services.result_list_evaluate``. Either way each number says which
-it is and as of when.
+``metrics.sources.freshness``, asked once per request, says: the project's own
+metric, now, with nothing stale, is read from the stored series (each query's latest
+``MetricPoint``); anything else is computed with
+``metrics.refresh.result_list_evaluate`` from the packed grades or, for a past
+moment, from the judgement log. Each evaluation carries its source and moment.
 
 A mean over queries counts the queries of the metric's ``mean_over``: those with a
 current grade, or all of them and, at 0, the judged queries the list did not return.
@@ -19,14 +17,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from django.db import connection
-from django.utils import timezone
 
-from judgements.models import Judgement, Project, ResultList
-from metrics import selectors, services
+from judgements.models import Project, ResultList
+from metrics import evaluate, selectors
 from metrics.core import query_mean
 from metrics.core.segments import sorted_lookup
-from metrics.models import StaleQuery
-from metrics.registry import MetricSpec, stored_specs
+from metrics.registry import MetricSpec
+from metrics.sources import Freshness, Source
 
 # Each query's latest stored point: one range read of latest_metric_point_unique per
 # list, however long the series has grown. Every column comes back as one bytea of
@@ -69,9 +66,13 @@ class Evaluation:
     judgements: np.ndarray
     all_irrelevant: np.ndarray
     as_of: dt.datetime
-    stored: bool
+    source: Source
     mean_over: str = "judged"  # list_evaluations sets the metric's.
     unreturned: int = 0
+
+    @property
+    def stored(self) -> bool:
+        return self.source == Source.STORED
 
     @property
     def counted(self) -> np.ndarray:
@@ -132,43 +133,42 @@ class Evaluation:
 
 
 def list_evaluations(
-    project: Project, spec: MetricSpec, *, as_of: dt.datetime | None, result_lists, pairs=None
+    project: Project, spec: MetricSpec, *, fresh: Freshness, result_lists, pairs=None
 ) -> list[Evaluation]:
-    """Evaluate ``result_lists`` (in their order): stored values where current, else
-    computed (from ``pairs``, the grades as of ``as_of``, when given)."""
-    found = {} if as_of is not None else _stored_evaluations(project, spec, result_lists)
-    missing = [result_list for result_list in result_lists if result_list.pk not in found]
-    if missing:
-        moment = as_of or timezone.now()
-        evaluated = services.result_lists_evaluate(missing, spec, as_of=moment, pairs=pairs)
-        for result_list in missing:
-            found[result_list.pk] = computed_evaluation(
-                result_list, moment, *evaluated[result_list.pk]
-            )
+    """Evaluate ``result_lists`` (in their order) from the source ``fresh`` names: the
+    stored series, or computed (from ``pairs``, the grades as of the moment, when given)."""
+    if fresh.stored:
+        found = _stored_evaluations(spec, result_lists, fresh)
+    else:
+        evaluated = evaluate.result_lists_evaluate(result_lists, spec, fresh=fresh, pairs=pairs)
+        found = {
+            result_list.pk: computed_evaluation(result_list, fresh, *evaluated[result_list.pk])
+            for result_list in result_lists
+        }
     evaluations = [found[result_list.pk] for result_list in result_lists]
-    return counted_as(project, spec, evaluations, as_of=as_of, pairs=pairs)
+    return counted_as(project, spec, evaluations, fresh=fresh, pairs=pairs)
 
 
 def counted_as(
-    project: Project, spec: MetricSpec, evaluations: list[Evaluation], *, as_of, pairs=None
+    project: Project, spec: MetricSpec, evaluations: list[Evaluation], *, fresh, pairs=None
 ) -> list[Evaluation]:
     """``evaluations`` with the metric's ``mean_over``: under "all", each also counts at 0
-    the judged queries (as of ``as_of``; those of ``pairs`` when given) it did not return."""
+    the judged queries (as of the moment; those of ``pairs`` when given) it did not return."""
     judged = None
     if spec.mean_over == "all" and evaluations:
         if pairs is not None:
             judged = np.unique(pairs.query_ids)
         else:
-            judged = selectors.judged_query_ids(project.pk, as_of=as_of or timezone.now())
+            judged = selectors.judged_query_ids(project.pk, fresh=fresh)
 
     def unreturned(evaluation: Evaluation) -> int:
-        return 0 if judged is None else services.unreturned_count(judged, evaluation.query_ids)
+        return 0 if judged is None else evaluate.unreturned_count(judged, evaluation.query_ids)
 
     return [replace(e, mean_over=spec.mean_over, unreturned=unreturned(e)) for e in evaluations]
 
 
-def computed_evaluation(result_list, moment, grades, result) -> Evaluation:
-    """The evaluation of ``services.result_list_evaluate``'s (grades, result) as of ``moment``."""
+def computed_evaluation(result_list, fresh: Freshness, grades, result) -> Evaluation:
+    """The evaluation of ``evaluate.result_list_evaluate``'s (grades, result)."""
     return Evaluation(
         result_list=result_list,
         query_ids=grades.query_ids,
@@ -179,45 +179,22 @@ def computed_evaluation(result_list, moment, grades, result) -> Evaluation:
         retrieved=result.retrieved,
         judgements=np.asarray(grades.judgements, dtype=np.int64),
         all_irrelevant=result.all_irrelevant,
-        as_of=moment,
-        stored=False,
+        as_of=fresh.moment,
+        source=Source.PACKED if fresh.derived else Source.LOG,
     )
 
 
-def series_may_be_current(project: Project, spec: MetricSpec) -> bool:
-    """Whether the stored series can answer for now: it is kept and nothing is stale."""
-    if spec not in stored_specs(project):
-        return False
-    return not StaleQuery.objects.filter(query__project=project).exists()
-
-
-def series_holds_at(project: Project, newest: dt.datetime) -> dt.datetime | None:
-    """The moment the series' values hold as of, given its newest point; None if they lag.
-
-    A refresh writes only the queries whose judgements changed, so every query's
-    latest point holds as of the newest moment, unless a judgement came later.
-    """
-    if Judgement.objects.for_project(project).filter(created_at__gt=newest).exists():
-        return None
-    # A bucket ends on the next boundary, which may be ahead of the clock; the
-    # values hold as of now, since nothing was recorded after it.
-    return min(newest, timezone.now())
-
-
-def _stored_evaluations(project, spec, result_lists) -> dict[int, Evaluation]:
-    if not result_lists or not series_may_be_current(project, spec):
-        return {}
+def _stored_evaluations(spec, result_lists, fresh: Freshness) -> dict[int, Evaluation]:
+    """Each list's latest stored points; a list with none returned no query."""
     params = {"lists": [result_list.pk for result_list in result_lists], "metric": spec.name}
     with connection.cursor() as cursor:
         cursor.execute(STORED_SQL, params)
-        rows = cursor.fetchall()
-    if not rows:
-        return {}
-    newest = series_holds_at(project, max(row[1] for row in rows))
-    if newest is None:
-        return {}
-    by_id = {result_list.pk: result_list for result_list in result_lists}
-    return {row[0]: _unpacked(by_id[row[0]], row[2:], newest) for row in rows}
+        rows = {row[0]: row[2:] for row in cursor.fetchall()}
+    empty = [b""] * len(STORED_TYPES)
+    return {
+        result_list.pk: _unpacked(result_list, rows.get(result_list.pk, empty), fresh.moment)
+        for result_list in result_lists
+    }
 
 
 def _unpacked(result_list, columns, as_of) -> Evaluation:
@@ -236,17 +213,10 @@ def _unpacked(result_list, columns, as_of) -> Evaluation:
         judgements=judgements.astype(np.int64),
         all_irrelevant=zero_idcg != 0,
         as_of=as_of,
-        stored=True,
+        source=Source.STORED,
     )
 
 
 def epoch_ms(moment: dt.datetime) -> int:
     """Milliseconds since the epoch: the x value of Chart.js linear time axes."""
     return int(moment.timestamp() * 1000)
-
-
-def freshest(evaluations: list[Evaluation]) -> tuple[dt.datetime | None, bool]:
-    """The moment a page's numbers hold as of, and whether all were read from the stored series."""
-    if not evaluations:
-        return None, False
-    return max(e.as_of for e in evaluations), all(e.stored for e in evaluations)

@@ -16,21 +16,16 @@ from django.db.models import Count, Sum, Value
 from django.db.models.functions import Least
 
 from judgements.models import Project, QueuePair, ResultList
-from metrics import selectors
+from metrics import pgcopy, selectors
 from metrics.core.segments import sorted_lookup
 from metrics.core.stats import ConfidenceInterval, bootstrap_mean_cis
-from metrics.dashboards.evaluations import (
-    Evaluation,
-    epoch_ms,
-    list_evaluations,
-    series_holds_at,
-    series_may_be_current,
-)
+from metrics.dashboards.evaluations import Evaluation, epoch_ms, list_evaluations
 from metrics.dashboards.labels import parameter_line
+from metrics.evaluate import INTERVAL_CONFIDENCE, INTERVAL_RESAMPLES, INTERVAL_SEED
 from metrics.models import MetricPoint
 from metrics.registry import MetricSpec, project_spec
 from metrics.revisions import revisions_per_week
-from metrics.services import INTERVAL_CONFIDENCE, INTERVAL_RESAMPLES, INTERVAL_SEED
+from metrics.sources import Freshness, Source, freshness, one_snapshot
 
 # Each list's newest overall point: one index descent per list.
 OVERALL_SQL = """
@@ -70,7 +65,7 @@ class ListSummary:
     queries_returned: int
     zero_idcg: int
     as_of: dt.datetime
-    stored: bool
+    source: Source
 
     @classmethod
     def from_evaluation(cls, evaluation: Evaluation, interval: ConfidenceInterval):
@@ -84,7 +79,7 @@ class ListSummary:
             queries_returned=len(evaluation.query_ids),
             zero_idcg=evaluation.zero_idcg,
             as_of=evaluation.as_of,
-            stored=evaluation.stored,
+            source=evaluation.source,
         )
 
     @property
@@ -165,6 +160,7 @@ class WeekCount:
 @dataclass(frozen=True)
 class Overview:
     spec: MetricSpec
+    fresh: Freshness
     summaries: list[ListSummary]
     pool: PoolProgress
     series_spec: MetricSpec
@@ -194,41 +190,47 @@ class Overview:
 
     @property
     def as_of(self) -> dt.datetime | None:
-        return max((summary.as_of for summary in self.summaries), default=None)
+        """The moment the numbers hold as of; None with no result list (nothing to hold)."""
+        return self.fresh.moment if self.summaries else None
 
     @property
-    def stored(self) -> bool:
-        return bool(self.summaries) and all(summary.stored for summary in self.summaries)
+    def source(self) -> Source:
+        return self.fresh.lists
 
 
+@one_snapshot
 def project_overview(project: Project, spec: MetricSpec, *, as_of: dt.datetime | None) -> Overview:
     """Every result list's mean with its interval, the pool's progress and the charts' data."""
+    fresh = freshness(project, spec, as_of=as_of)
     result_lists = list(project.result_lists.order_by("captured_at", "name"))
     # A past moment's grades are replayed from the log once, for the lists and the pool.
     pairs = None
-    if as_of is not None:
-        pairs = selectors.pair_grades(project.pk, as_of=as_of, policy=spec.consensus)
-    summaries = None if as_of is not None else stored_summaries(project, spec, result_lists)
+    if fresh.pairs == Source.LOG:
+        pairs = selectors.pair_grades(project.pk, fresh=fresh, policy=spec.consensus)
+    summaries = None
+    if fresh.stored:
+        summaries = stored_summaries(spec, result_lists, fresh)
     if summaries is None:
         summaries = computed_summaries(
-            project, spec, as_of=as_of, result_lists=result_lists, pairs=pairs
+            project, spec, fresh=fresh, result_lists=result_lists, pairs=pairs
         )
     series_spec = project_spec(project)
     series = mean_series(project, series_spec, as_of=as_of)
-    pool = pool_progress(project, as_of=as_of, pairs=pairs)
+    pool = pool_progress(project, fresh=fresh, pairs=pairs)
     weeks = [WeekCount(*row) for row in revisions_per_week(project.pk, as_of=as_of)]
-    return Overview(spec, summaries, pool, series_spec, series, weeks)
+    return Overview(spec, fresh, summaries, pool, series_spec, series, weeks)
 
 
-def stored_summaries(project, spec, result_lists) -> list[ListSummary] | None:
-    """Every list's line from its newest overall point, or None unless all are current.
+def stored_summaries(spec, result_lists, fresh: Freshness) -> list[ListSummary] | None:
+    """Every list's line from its newest overall point, where ``fresh`` says the stored
+    series holds; None when a list's point lacks the interval the page shows.
 
     An overall point is written after its per-query points, over their latest
     values, so the newest one holds what the per-query points hold now. Points
     stored before their interval was (or with other interval parameters) do not
     count: then the page computes the intervals from the per-query values.
     """
-    if not result_lists or not series_may_be_current(project, spec):
+    if not result_lists or not fresh.stored:
         return None
     params = {"lists": [result_list.pk for result_list in result_lists], "metric": spec.name}
     with connection.cursor() as cursor:
@@ -240,11 +242,8 @@ def stored_summaries(project, spec, result_lists) -> list[ListSummary] | None:
         (p[7:10] != wanted and p[3] > 0) or p[10] is None for p in points.values()
     ):
         return None
-    moment = series_holds_at(project, max(point[-1] for point in points.values()))
-    if moment is None:
-        return None
     return [
-        _stored_summary(result_list, points[result_list.pk], moment)
+        _stored_summary(result_list, points[result_list.pk], fresh.moment)
         for result_list in result_lists
     ]
 
@@ -262,15 +261,15 @@ def _stored_summary(result_list, point, moment) -> ListSummary:
         queries_returned=queries_returned,
         zero_idcg=zero_idcg,
         as_of=moment,
-        stored=True,
+        source=Source.STORED,
     )
 
 
-def computed_summaries(project, spec, *, as_of, result_lists, pairs=None) -> list[ListSummary]:
-    """Every list's line from its per-query values (stored where current, else computed,
+def computed_summaries(project, spec, *, fresh, result_lists, pairs=None) -> list[ListSummary]:
+    """Every list's line from its per-query values (from the source ``fresh`` names;
     from ``pairs`` when given)."""
     evaluations = list_evaluations(
-        project, spec, as_of=as_of, result_lists=result_lists, pairs=pairs
+        project, spec, fresh=fresh, result_lists=result_lists, pairs=pairs
     )
     return [
         ListSummary.from_evaluation(evaluation, interval)
@@ -357,24 +356,24 @@ SERIES_FIELDS = [
 
 
 def pool_progress(
-    project: Project, *, as_of: dt.datetime | None, pairs: selectors.PairGrades | None = None
+    project: Project, *, fresh: Freshness, pairs: selectors.PairGrades | None = None
 ) -> PoolProgress:
     """Pairs in the pool, and current grades counted up to ``judges_per_pair`` per pair.
 
-    Now, the queue's pool table (kept current by triggers on every write) has the
-    counts. A past moment counts the grades each of the same pairs had then, from
-    ``pairs`` (read here unless given): which pairs are pooled depends on the result
-    lists and the pool depth, not on the moment.
+    Where ``fresh`` says the trigger-kept tables hold, the queue's pool table has the
+    counts. Otherwise (a past moment) the grades each of the same pairs had then are
+    counted, from ``pairs`` (read here unless given): which pairs are pooled depends
+    on the result lists and the pool depth, not on the moment.
     """
     wanted = project.judges_per_pair
-    if as_of is None:
+    if fresh.derived:
         totals = QueuePair.objects.filter(project=project).aggregate(
             pairs=Count("pk"), collected=Sum(Least("grades", Value(wanted)))
         )
         return PoolProgress(totals["pairs"], totals["collected"] or 0, wanted, project.pool_depth)
     if pairs is None:
-        pairs = selectors.pair_grades(project.pk, as_of=as_of, policy="mean")
-    pool = selectors.copy_rows(POOL_PAIRS_SQL, {"project": project.pk}, POOL_PAIR_COLUMNS)
+        pairs = selectors.pair_grades(project.pk, fresh=fresh, policy="mean")
+    pool = pgcopy.copy_rows(POOL_PAIRS_SQL, {"project": project.pk}, POOL_PAIR_COLUMNS)
     keys = selectors.pair_keys(pool["query_id"], pool["document_id"])
     # A pair without a grade is not among ``pairs``: NaN, counted 0.
     grades = np.nan_to_num(sorted_lookup(pairs.keys, pairs.raters.astype(np.float64), keys))

@@ -5,7 +5,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.core.paginator import Page, Paginator
-from django.utils import timezone
 
 from judgements.models import Hit, Judgement, Project, Query, ResultList
 from metrics import selectors
@@ -15,6 +14,7 @@ from metrics.dashboards.labels import parameter_line
 from metrics.models import MetricPoint
 from metrics.registry import MetricSpec, project_spec
 from metrics.revisions import Revision, query_revisions
+from metrics.sources import Source, freshness, grades_freshness, one_snapshot
 
 PAGE_SIZE = 100
 
@@ -62,10 +62,11 @@ class QueryTable:
         return self.evaluation.as_of
 
     @property
-    def stored(self) -> bool:
-        return self.evaluation.stored
+    def source(self) -> Source:
+        return self.evaluation.source
 
 
+@one_snapshot
 def query_table(
     project: Project,
     result_list: ResultList,
@@ -77,9 +78,10 @@ def query_table(
     page: int | None,
 ) -> QueryTable:
     """One page of the result list's queries, filtered by text and sorted by ``sort``."""
+    fresh = freshness(project, spec, as_of=as_of)
     before = previous_list(result_list)
     lists = [result_list] if before is None else [result_list, before]
-    evaluations = list_evaluations(project, spec, as_of=as_of, result_lists=lists)
+    evaluations = list_evaluations(project, spec, fresh=fresh, result_lists=lists)
     current = evaluations[0]
     previous_values = (
         evaluations[1].values_for(current.query_ids)
@@ -175,8 +177,8 @@ class QueryDetail:
     # (as_of, NDCG, judged hits, hits, grades) of the query's stored points, oldest first.
     series: list[tuple[dt.datetime, float, int, int, int]]
     revisions: list[Revision]
-    # The working is always computed from the judgement log, never read back.
-    stored = False
+    # The working is always computed from the pair grades (or the log), never read back.
+    source: Source
 
     @property
     def series_params(self) -> list[str]:
@@ -202,6 +204,7 @@ class QueryDetail:
         }
 
 
+@one_snapshot
 def query_detail(
     project: Project,
     result_list: ResultList,
@@ -211,14 +214,16 @@ def query_detail(
     as_of: dt.datetime | None,
 ) -> QueryDetail:
     """The ranked hits with every rater's grade, and NDCG's working rank by rank."""
-    moment = as_of or timezone.now()
+    # One query's working is computed whatever the metric: the stored series is not asked.
+    fresh = grades_freshness(project.pk, as_of=as_of)
+    moment = fresh.moment
     hits = list(
         Hit.objects.filter(result_list=result_list, query=query)
         .select_related("document")
         .order_by("rank")
     )
     pairs = selectors.pair_grades(
-        project.pk, as_of=moment, policy=spec.consensus, query_ids=[query.pk]
+        project.pk, fresh=fresh, policy=spec.consensus, query_ids=[query.pk]
     )
     consensus = dict(zip(pairs.document_ids.tolist(), pairs.grades.tolist(), strict=True))
     ranked = [consensus.get(hit.document_id) for hit in hits]
@@ -240,6 +245,7 @@ def query_detail(
         series_spec=project_spec(project),
         series=query_series(result_list, query, project_spec(project), as_of=as_of),
         revisions=query_revisions(query.pk, as_of=as_of),
+        source=fresh.pairs,
     )
 
 

@@ -6,10 +6,9 @@ import datetime as dt
 from dataclasses import dataclass
 
 import numpy as np
-from django.utils import timezone
 
 from judgements.models import Project, ResultList
-from metrics import selectors, services
+from metrics import evaluate, selectors
 from metrics.core import (
     average_precision_batch,
     expected_reciprocal_rank_batch,
@@ -20,6 +19,7 @@ from metrics.core.segments import condense, offsets_from_lengths, positions, seg
 from metrics.dashboards.evaluations import Evaluation, computed_evaluation, counted_as
 from metrics.dashboards.overview import ListSummary, computed_summary, stored_summaries
 from metrics.registry import MetricSpec
+from metrics.sources import freshness, one_snapshot
 
 # The lowest consensus grade that P, AP and RR count as relevant: trec_eval's -l 1.
 RELEVANT_FROM = 1.0
@@ -45,20 +45,22 @@ class ResultListMetrics:
         return means
 
 
+@one_snapshot
 def result_list_metrics(
     project: Project, result_list: ResultList, spec: MetricSpec, *, as_of: dt.datetime | None
 ) -> ResultListMetrics:
     """Every measure of the list's queries from one read of its grades (packed when they
     hold as of the moment, else replayed from the log), and the mean with its interval:
-    the list's stored overall point when the series is current, else computed."""
-    moment = as_of or timezone.now()
-    grades, result = services.result_list_evaluate(result_list, spec, as_of=moment)
-    evaluation = computed_evaluation(result_list, moment, grades, result)
+    the list's stored overall point when the series is current, else computed
+    (``metrics.sources`` decides, once)."""
+    fresh = freshness(project, spec, as_of=as_of)
+    grades, result = evaluate.result_list_evaluate(result_list, spec, fresh=fresh)
+    evaluation = computed_evaluation(result_list, fresh, grades, result)
     # The mean counts the queries of the metric's mean_over (under "all", unreturned too).
-    [evaluation] = counted_as(project, spec, [evaluation], as_of=moment)
+    [evaluation] = counted_as(project, spec, [evaluation], fresh=fresh)
     # The grades reach at least the top k, all the measures look at.
     measures = binary_and_cascade_measures(grades, spec, max_grade=project.max_grade)
-    stored = None if as_of is not None else stored_summaries(project, spec, [result_list])
+    stored = stored_summaries(spec, [result_list], fresh)
     summary = stored[0] if stored else computed_summary(evaluation)
     return ResultListMetrics(evaluation, summary, measures, project.max_grade)
 

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.db import connection
-from django.utils import timezone
 
 from judgements.models import Project, ResultList
-from metrics import selectors, services
+from metrics import evaluate, selectors
 from metrics.core.segments import positions, segment_maxima
 from metrics.registry import MetricSpec
+from metrics.sources import Source, grades_freshness, one_snapshot
 
 POOLED_SQL = """
 SELECT count(*) FROM judgements_queuepair pair
@@ -39,6 +39,7 @@ class UnjudgedQuery:
 class UnjudgedWork:
     k: int | None
     as_of: dt.datetime
+    source: Source
     queries: int
     hits: int
     unjudged: int
@@ -60,6 +61,7 @@ class UnjudgedWork:
         return self.unjudged > 0
 
 
+@one_snapshot
 def unjudged_work(
     project: Project, result_list: ResultList, *, k: int | None, as_of: dt.datetime | None
 ) -> UnjudgedWork:
@@ -69,12 +71,12 @@ def unjudged_work(
     The same reading of the grades as the list's metrics (``result_list_evaluate``), so
     the count equals their ``retrieved - judged``.
     """
-    moment = as_of or timezone.now()
+    fresh = grades_freshness(project.pk, as_of=as_of)
     spec = MetricSpec(k=k, consensus=project.consensus)
     # The hits are read twice when some lie below the pool depth; should they change in
     # between (another statement's snapshot), both reads are made again.
     for _ in range(3):
-        grades, result = services.result_list_evaluate(result_list, spec, as_of=moment)
+        grades, result = evaluate.result_list_evaluate(result_list, spec, fresh=fresh)
         rank = positions(grades.offsets) + 1
         missing = np.isnan(grades.ranked_grades) & (rank <= (k or np.inf))
         # Unjudged hits within the pool depth are pooled; deeper ones only if another
@@ -86,7 +88,8 @@ def unjudged_work(
     counts = result.retrieved - result.judged
     return UnjudgedWork(
         k=k,
-        as_of=moment,
+        as_of=fresh.moment,
+        source=fresh.lists,
         queries=len(grades.query_ids),
         hits=int(result.retrieved.sum()),
         unjudged=int(counts.sum()),

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from judgements import exporters, imports
 from judgements.models import Judgement, Project, ResultList
 from metrics.core.cli import main as metrics_core
+from metrics.evaluate import result_list_evaluate
 from metrics.registry import project_spec
-from metrics.services import result_list_evaluate
 from tests.factories import ProjectFactory
 from tests.shared import TREC_EVAL
 

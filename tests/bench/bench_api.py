@@ -38,10 +38,10 @@ django.setup()
 from django.test import Client  # noqa: E402
 
 from judgements.models import Judgement  # noqa: E402
-from metrics import services  # noqa: E402
-from metrics.dashboards.evaluations import list_evaluations  # noqa: E402
+from metrics import refresh  # noqa: E402
 from metrics.models import LatestMetricPoint, StaleQuery  # noqa: E402
 from metrics.registry import project_spec  # noqa: E402
+from metrics.sources import freshness  # noqa: E402
 from tests.bench.bench_dashboards import (  # noqa: E402
     _describe,
     _project,
@@ -106,12 +106,10 @@ def _bring_series_up_to_date(project) -> None:
         result_list__project=project, metric=spec.name
     ).exists()
     if stale or not computed:
-        written, seconds = timed(lambda: services.metrics_refresh(project=project))
+        written, seconds = timed(lambda: refresh.metrics_refresh(project=project))
         print(f"metrics_refresh: {written:,} points in {seconds[0]:.1f} s")
-    lists = list(project.result_lists.all())
-    evaluations = list_evaluations(project, spec, as_of=None, result_lists=lists)
-    read = "the stored series" if all(e.stored for e in evaluations) else "computation"
-    print(f"The project's metric is read from {read}.")
+    fresh = freshness(project, spec, as_of=None)
+    print(f"The project's metric is {fresh.lists.label} (metrics.sources).")
 
 
 def _changed(url: str):

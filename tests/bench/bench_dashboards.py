@@ -8,7 +8,7 @@ project ``generated-load`` is built first if it is missing, with
 It times, in one process and printing every figure:
 
 1. one result list recomputed end to end from PostgreSQL
-   (``metrics.services.result_list_evaluate``, which reads the packed grades of
+   (``metrics.refresh.result_list_evaluate``, which reads the packed grades of
    migration 0008) against the core's own time on the same arrays (``ndcg_batch``
    alone), then the same list from the judgement log, as for a past moment;
 2. ``metrics_rebuild`` over 30 daily buckets (this also brings the stored series up
@@ -49,14 +49,15 @@ from django.test import Client  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from judgements.models import Judgement, Project  # noqa: E402
-from metrics import buckets, dashboards, selectors, services  # noqa: E402
+from metrics import buckets, dashboards, evaluate, pgcopy, refresh, selectors  # noqa: E402
 from metrics.core import ndcg_batch  # noqa: E402
 from metrics.dashboards.evaluations import list_evaluations  # noqa: E402
 from metrics.dashboards.overview import _intervals as overview_intervals  # noqa: E402
 from metrics.dashboards.overview import pool_progress, stored_summaries  # noqa: E402
+from metrics.evaluate import INTERVAL_RESAMPLES  # noqa: E402
 from metrics.models import StaleQuery  # noqa: E402
 from metrics.registry import project_spec  # noqa: E402
-from metrics.services import INTERVAL_RESAMPLES  # noqa: E402
+from metrics.sources import freshness, grades_freshness  # noqa: E402
 
 RECOMPUTE_TARGET = 3.0
 PAGE_TARGET_MS = 300.0
@@ -159,7 +160,7 @@ def _bench_recompute(project) -> None:
     depth = spec.k if spec.unjudged == "zero" and spec.ideal == "judged" else None
     print(f"\n== Recompute {result_list.name} ({spec.name}) ==")
     _, end_to_end = timed(
-        lambda: services.result_list_evaluate(result_list, spec, as_of=as_of), repeat=7
+        lambda: evaluate.result_list_evaluate(result_list, spec, as_of=as_of), repeat=7
     )
 
     def packed_read():
@@ -170,15 +171,15 @@ def _bench_recompute(project) -> None:
     grades, packed_s = timed(packed_read, repeat=7)
     params = {
         "project": project.pk,
-        "result_list": result_list.pk,
         "as_of": as_of,
+        "result_list": result_list.pk,
         "queries": None,
         "depth": depth,
         "policy": spec.consensus,
         "chunk": selectors.CHUNK_QUERIES,
     }
-    _, copy_s = timed(lambda: selectors.copy_fields(selectors.STORED_RANKED_SQL, params), repeat=7)
-    if grades is None:
+    _, copy_s = timed(lambda: pgcopy.copy_fields(selectors.STORED_RANKED_SQL, params), repeat=7)
+    if not grades_freshness(project.pk, as_of=as_of).derived:
         print("  the packed grades do not hold as of now (an event is dated later): stopping")
         return
     core, core_s = timed(lambda: _core(grades, spec), repeat=20)
@@ -237,7 +238,7 @@ def _bench_rebuild(project, days: int) -> None:
         f"\n== rebuild_metrics over {days} daily buckets ({since:%Y-%m-%d} to {until:%Y-%m-%d}) =="
     )
     _, seconds = timed(
-        lambda: services.metrics_rebuild(project=project, since=since, until=until, every="day")
+        lambda: refresh.metrics_rebuild(project=project, since=since, until=until, every="day")
     )
     lists = project.result_lists.count()
     print(f"  {seconds[0]:.1f} s, {seconds[0] / days:.2f} s per bucket ({lists} result lists)")
@@ -251,14 +252,13 @@ def _bench_pages(project, repeat: int) -> None:
     stale = StaleQuery.objects.filter(query__project=project).count()
     if stale:
         # What the refresh task does after grading; the pages then read the stored series.
-        written, seconds = timed(lambda: services.metrics_refresh(project=project))
+        written, seconds = timed(lambda: refresh.metrics_refresh(project=project))
         print(f"  metrics_refresh of {stale} stale queries: {seconds[0]:.1f} s, {written} points")
     lists = list(project.result_lists.all())
-    stored = list_evaluations(project, project_spec(project), as_of=None, result_lists=lists)
-    source = "the stored series" if all(e.stored for e in stored) else "computation"
-    print(f"  values come from {source}")
     spec = project_spec(project)
-    if stored_summaries(project, spec, lists) is not None:
+    fresh = freshness(project, spec, as_of=None)
+    print(f"  values come from {fresh.lists.label} (metrics.sources)")
+    if stored_summaries(spec, lists, fresh) is not None:
         print("  the overview reads each list's stored overall point (mean and interval)")
     else:
         print("  the overview computes its intervals from the per-query values")
@@ -285,12 +285,14 @@ def _bench_parts(project, result_list, repeat) -> None:
     """Where a page's time goes: reading the values, the intervals, the rest of its selector."""
     spec = project_spec(project)
     lists = list(project.result_lists.order_by("captured_at", "name"))
+    _, rule = timed(lambda: freshness(project, spec, as_of=None), repeat)
+    fresh = freshness(project, spec, as_of=None)
     evaluations, read = timed(
-        lambda: list_evaluations(project, spec, as_of=None, result_lists=lists), repeat
+        lambda: list_evaluations(project, spec, fresh=fresh, result_lists=lists), repeat
     )
-    _, overall = timed(lambda: stored_summaries(project, spec, lists), repeat)
+    _, overall = timed(lambda: stored_summaries(spec, lists, fresh), repeat)
     _, intervals = timed(lambda: overview_intervals(evaluations), repeat)
-    _, pool = timed(lambda: pool_progress(project, as_of=None), repeat)
+    _, pool = timed(lambda: pool_progress(project, fresh=fresh), repeat)
     _, overview = timed(lambda: dashboards.project_overview(project, spec, as_of=None), repeat)
     _, table = timed(
         lambda: dashboards.query_table(
@@ -299,6 +301,7 @@ def _bench_parts(project, result_list, repeat) -> None:
         repeat,
     )
     print("  parts (best of each):")
+    print(f"    freshness rule (metrics.sources) {min(rule) * 1000:5.1f} ms")
     print(f"    per-query values of {len(lists)} lists {min(read) * 1000:7.1f} ms")
     print(f"    stored overall points      {min(overall) * 1000:7.1f} ms "
           "(mean, interval, coverage: what the current overview reads)")  # fmt: skip

@@ -172,3 +172,18 @@ def test_the_query_table_sorts_and_filters_without_javascript(page_without_javas
         page.click("form.params-form button[type=submit]")
     texts = page.locator("#query-table tbody td:nth-child(1)").all_inner_texts()
     assert texts and all("tent" in text.lower() for text in texts)
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_each_dashboard_names_its_source_beside_the_parameters_at_any_width(page, urls, width):
+    log_in(page, "analyst")
+    page.set_viewport_size({"width": width, "height": 900})
+    for name in ("overview", "queries", "query", "compare"):
+        page.goto(urls[name] + "?k=5")
+        source = page.get_by_test_id("source")
+
+        assert source.is_visible()
+        assert source.get_attribute("data-source") == ("pairs" if name == "query" else "packed")
+        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, name
+        page.get_by_test_id("params").screenshot(path=f"{SCREENSHOTS}/source-{name}-{width}.png")

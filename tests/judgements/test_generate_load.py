@@ -76,7 +76,7 @@ def test_a_zero_size_is_refused_with_the_option_named(db):
 
 def test_replacing_a_project_removes_the_rows_other_apps_keep_for_it(db, django_user_model):
     from metrics.models import LatestMetricPoint, MetricPoint, StaleQuery
-    from metrics.services import metrics_refresh
+    from metrics.refresh import metrics_refresh
     from searchlogs.models import SearchEvent
     from searchlogs.services import search_log_ingest
     from tests.searchlogs.conftest import impression, jsonl

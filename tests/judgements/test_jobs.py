@@ -25,9 +25,10 @@ from judgements.models import (
     RankedHits,
     ResultList,
 )
+from metrics.evaluate import metric_points_build
 from metrics.models import MetricPoint
+from metrics.refresh import metric_points_store
 from metrics.registry import project_spec
-from metrics.services import metric_points_build, metric_points_store
 from searchlogs.models import SearchEvent
 from tests.factories import DocumentFactory, HitFactory, JudgementFactory, ResultListFactory
 

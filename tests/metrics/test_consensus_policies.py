@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from judgements.models import Hit, PackedPolicy, Project, QueryGrades, RankedGrades
 from judgements.packed import packed_current, packed_fill
-from metrics import services
+from metrics import evaluate
 from metrics.core import consensus as core
 from metrics.core import ndcg
 from metrics.dashboards.labels import CONSENSUS_LABELS
@@ -70,7 +70,7 @@ def test_a_policy_added_at_run_time_flows_through_the_packed_rows_to_ndcg(
     spec = MetricSpec(k=3, consensus="max")
     now = timezone.now()
 
-    grades, result = services.result_list_evaluate(result_list, spec, as_of=now)
+    grades, result = evaluate.result_list_evaluate(result_list, spec, as_of=now)
 
     assert PackedPolicy.objects.filter(name="max").exists()
     assert not QueryGrades.objects.filter(stale=True).exists()
@@ -85,7 +85,7 @@ def test_a_policy_added_at_run_time_flows_through_the_packed_rows_to_ndcg(
     assert result.ndcg.tolist() == [expected]
     # The same number from the log, where the packed rows are not used.
     assert grades.ranked_grades[:3].tolist() == [3.0, 2.0, 3.0]
-    from_log = services.result_list_evaluate(
+    from_log = evaluate.result_list_evaluate(
         result_list, spec, as_of=now, pairs=_logged(project, now)
     )[1]
     assert from_log.ndcg.tolist() == [expected]

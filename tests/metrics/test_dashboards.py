@@ -7,7 +7,7 @@ import pytest
 import time_machine
 
 from judgements.models import Hit, Judgement, Project, QueueRequest
-from metrics import dashboards, services
+from metrics import dashboards, refresh
 from metrics.core import ndcg
 from metrics.core.agreement import krippendorff_alpha
 from metrics.core.stats import paired_bootstrap_ci, paired_randomisation_test
@@ -16,6 +16,7 @@ from metrics.dashboards.evaluations import list_evaluations
 from metrics.dashboards.overview import computed_summaries, pool_progress, stored_summaries
 from metrics.models import MetricPoint
 from metrics.registry import MetricSpec, project_spec
+from metrics.sources import Freshness, Source, freshness, grades_freshness
 from tests.factories import (
     DocumentFactory,
     HitFactory,
@@ -28,6 +29,11 @@ from tests.factories import (
 
 NOV = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
 LATER = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)
+
+
+def from_the_log(moment: dt.datetime) -> Freshness:
+    """The freshness rule's answer sending every read to the judgement log."""
+    return Freshness(moment=moment, stored=False, derived=False)
 
 
 @pytest.fixture
@@ -89,9 +95,11 @@ def test_the_overview_reads_the_stored_series_and_its_means_equal_the_core(demo)
     spec = project_spec(demo)
     overview = dashboards.project_overview(demo, spec, as_of=None)
     lists = [summary.result_list for summary in overview.summaries]
-    per_query = list_evaluations(demo, spec, as_of=None, result_lists=lists)
+    per_query = list_evaluations(
+        demo, spec, fresh=freshness(demo, spec, as_of=None), result_lists=lists
+    )
 
-    assert overview.stored
+    assert overview.source == Source.STORED
     for summary, evaluation in zip(overview.summaries, per_query, strict=True):
         expected = core_values(summary.result_list, spec, overview.as_of)
         assert summary.mean == pytest.approx(np.mean(list(expected.values())), 1e-12)
@@ -107,7 +115,7 @@ def test_a_variant_that_is_not_stored_is_computed_and_equals_the_core(demo):
 
     overview = dashboards.project_overview(demo, spec, as_of=None)
 
-    assert not overview.stored
+    assert overview.source == Source.PACKED
     for summary in overview.summaries:
         expected = core_values(summary.result_list, spec, overview.as_of)
         assert summary.mean == pytest.approx(np.mean(list(expected.values())), 1e-12)
@@ -116,12 +124,16 @@ def test_a_variant_that_is_not_stored_is_computed_and_equals_the_core(demo):
 def test_stored_and_recomputed_values_are_the_same_numbers(demo):
     spec = project_spec(demo)
     lists = list(demo.result_lists.all())
-    stored = list_evaluations(demo, spec, as_of=None, result_lists=lists)
+    stored = list_evaluations(
+        demo, spec, fresh=freshness(demo, spec, as_of=None), result_lists=lists
+    )
 
-    computed = list_evaluations(demo, spec, as_of=stored[0].as_of, result_lists=lists)
+    computed = list_evaluations(
+        demo, spec, fresh=freshness(demo, spec, as_of=stored[0].as_of), result_lists=lists
+    )
 
     for read, fresh in zip(stored, computed, strict=True):
-        assert read.stored and not fresh.stored
+        assert (read.source, fresh.source) == (Source.STORED, Source.PACKED)
         assert read.query_ids.tolist() == fresh.query_ids.tolist()
         assert read.ndcg == pytest.approx(fresh.ndcg, abs=1e-12)
         assert read.dcg == pytest.approx(fresh.dcg, abs=1e-12)
@@ -134,19 +146,23 @@ def test_a_judgement_newer_than_the_stored_series_makes_the_page_compute(demo):
     spec = project_spec(demo)
     result_list = demo.result_lists.first()
     hit = Hit.objects.filter(result_list=result_list, rank=1).first()
-    before = list_evaluations(demo, spec, as_of=None, result_lists=[result_list])[0]
+    before = list_evaluations(
+        demo, spec, fresh=freshness(demo, spec, as_of=None), result_lists=[result_list]
+    )[0]
     later = before.as_of + dt.timedelta(days=2)
     with time_machine.travel(later, tick=False):
         for rater in Judgement.objects.order_by().values_list("rater", flat=True).distinct():
             JudgementFactory(query=hit.query, document=hit.document, rater_id=rater, grade=0)
-        after = list_evaluations(demo, spec, as_of=None, result_lists=[result_list])[0]
+        after = list_evaluations(
+            demo, spec, fresh=freshness(demo, spec, as_of=None), result_lists=[result_list]
+        )[0]
 
         overview = dashboards.project_overview(demo, spec, as_of=None)
 
-    assert not after.stored and after.as_of == later
+    assert after.source == Source.PACKED and after.as_of == later
     assert after.ndcg.tolist() != before.ndcg.tolist()
-    assert not overview.stored and overview.as_of == later
-    assert stored_summaries(demo, spec, [result_list]) is None
+    assert overview.source == Source.PACKED and overview.as_of == later
+    assert stored_summaries(spec, [result_list], freshness(demo, spec, as_of=None)) is None
 
 
 def test_the_overview_reads_each_lists_stored_interval_which_equals_a_recomputed_one(demo):
@@ -154,10 +170,12 @@ def test_the_overview_reads_each_lists_stored_interval_which_equals_a_recomputed
     lists = list(demo.result_lists.order_by("captured_at", "name"))
 
     with time_machine.travel(dt.datetime.now(dt.UTC), tick=False):
-        stored = stored_summaries(demo, spec, lists)
-        computed = computed_summaries(demo, spec, as_of=None, result_lists=lists)
+        stored = stored_summaries(spec, lists, freshness(demo, spec, as_of=None))
+        computed = computed_summaries(
+            demo, spec, fresh=freshness(demo, spec, as_of=None), result_lists=lists
+        )
 
-    assert stored is not None and all(summary.stored for summary in stored)
+    assert stored is not None and all(summary.source == Source.STORED for summary in stored)
     for read, fresh in zip(stored, computed, strict=True):
         assert (read.interval.low, read.interval.high) == pytest.approx(
             (fresh.interval.low, fresh.interval.high), abs=1e-12
@@ -181,10 +199,12 @@ def test_stored_and_computed_summaries_agree_on_either_mean(camping, mean_over):
     camping.save()
     spec = project_spec(camping)
     lists = list(camping.result_lists.order_by("captured_at", "name"))
-    services.metrics_refresh(project=camping)
+    refresh.metrics_refresh(project=camping)
 
-    stored = stored_summaries(camping, spec, lists)
-    computed = computed_summaries(camping, spec, as_of=None, result_lists=lists)
+    stored = stored_summaries(spec, lists, freshness(camping, spec, as_of=None))
+    computed = computed_summaries(
+        camping, spec, fresh=freshness(camping, spec, as_of=None), result_lists=lists
+    )
 
     assert stored is not None
     for read, fresh in zip(stored, computed, strict=True):
@@ -214,12 +234,14 @@ def test_stored_and_computed_summaries_agree_on_either_mean(camping, mean_over):
 def test_an_overall_point_without_the_overviews_interval_is_not_read(demo, change):
     spec = project_spec(demo)
     lists = list(demo.result_lists.order_by("captured_at", "name"))
-    expected = computed_summaries(demo, spec, as_of=None, result_lists=lists)
+    expected = computed_summaries(
+        demo, spec, fresh=freshness(demo, spec, as_of=None), result_lists=lists
+    )
     MetricPoint.objects.filter(query=None).update(**change)
 
     overview = dashboards.project_overview(demo, spec, as_of=None)
 
-    assert stored_summaries(demo, spec, lists) is None
+    assert stored_summaries(spec, lists, freshness(demo, spec, as_of=None)) is None
     assert [summary.interval for summary in overview.summaries] == [
         summary.interval for summary in expected
     ]
@@ -262,7 +284,7 @@ def test_the_overview_interval_surrounds_the_mean(camping):
 
 
 def test_pool_progress_caps_grades_per_pair_and_counts_what_is_missing(camping):
-    progress = pool_progress(camping, as_of=None)
+    progress = pool_progress(camping, fresh=grades_freshness(camping.pk, as_of=None))
 
     # Pool (top 3 of either list): tent d1 d2 d3 d7, stove d1 d2 d3 d4, lamp d1 d2 d3 d4 d5.
     assert progress.pairs == 13
@@ -277,8 +299,8 @@ def test_pool_progress_now_from_the_queue_table_equals_the_count_from_the_log(ca
     JudgementFactory(query=query, document=camping.documents.get(external_id="D7"), grade=1)
     JudgementFactory(query=query, document=camping.documents.get(external_id="D1"), grade=1)
 
-    now = pool_progress(camping, as_of=None)
-    from_log = pool_progress(camping, as_of=LATER)
+    now = pool_progress(camping, fresh=grades_freshness(camping.pk, as_of=None))
+    from_log = pool_progress(camping, fresh=from_the_log(LATER))
 
     assert now == from_log
     assert now.collected == 22
@@ -293,14 +315,16 @@ def test_pool_progress_as_of_a_moment_counts_a_pair_sent_back_as_now_does(campin
         project=camping, query=query, document=document, wanted=2, requested_by=analyst
     )
 
-    now = pool_progress(camping, as_of=None)
+    now = pool_progress(camping, fresh=grades_freshness(camping.pk, as_of=None))
 
     assert now.pairs == 14
-    assert pool_progress(camping, as_of=LATER) == now
+    assert pool_progress(camping, fresh=from_the_log(LATER)) == now
 
 
 def test_pool_progress_as_of_a_moment_counts_only_grades_given_by_then(camping):
-    progress = pool_progress(camping, as_of=NOV + dt.timedelta(hours=1))
+    progress = pool_progress(
+        camping, fresh=grades_freshness(camping.pk, as_of=NOV + dt.timedelta(hours=1))
+    )
 
     assert progress.collected == 6
 
@@ -310,7 +334,7 @@ def test_a_third_grade_on_a_pair_is_not_counted_twice(camping):
     document = camping.documents.get(external_id="D1")
     JudgementFactory(query=query, document=document, grade=2)
 
-    assert pool_progress(camping, as_of=None).collected == 21
+    assert pool_progress(camping, fresh=grades_freshness(camping.pk, as_of=None)).collected == 21
 
 
 def test_the_query_table_lists_the_worst_queries_first_and_shows_the_change(camping):

@@ -13,7 +13,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from metrics import services
+from metrics import evaluate, refresh
 from metrics.core import ndcg
 from metrics.models import MetricPoint
 from metrics.registry import MetricSpec
@@ -66,11 +66,11 @@ def ndcg_of(text: str) -> float:
 
 
 def overall(result_list, spec) -> MetricPoint:
-    return services.overall_point(result_list, spec, as_of=AS_OF)
+    return evaluate.overall_point(result_list, spec, as_of=AS_OF)
 
 
 def store(result_list, spec) -> None:
-    services.metric_points_store(services.metric_points_build(result_list, spec, as_of=AS_OF))
+    refresh.metric_points_store(evaluate.metric_points_build(result_list, spec, as_of=AS_OF))
 
 
 def test_a_mean_over_judged_queries_leaves_the_unjudged_query_out(camping):
@@ -181,7 +181,7 @@ def test_the_rebuild_stores_the_same_means_as_a_refresh(camping):
         project.metric_mean_over = mean_over
         project.save()
         spec = MetricSpec(mean_over=mean_over)
-        services.metrics_rebuild(project=project, since=AS_OF, until=AS_OF, every="day")
+        refresh.metrics_rebuild(project=project, since=AS_OF, until=AS_OF, every="day")
         stored = MetricPoint.objects.get(
             result_list=first, query=None, metric=spec.name, as_of=AS_OF
         )

@@ -1,4 +1,4 @@
-"""Each rater's skips and can't-tell answers, for analysts (metrics.dashboards.raters)."""
+"""Each rater's skips and can't-tell answers, for analysts (metrics.dashboards.agreement)."""
 
 import datetime as dt
 
@@ -6,7 +6,7 @@ import pytest
 import time_machine
 
 from judgements.queue import queue_skip_pair
-from metrics.dashboards.raters import RaterAnswerCounts, rater_answer_counts, raters_report
+from metrics.dashboards.agreement import RaterAnswerCounts, rater_answer_counts, raters_report
 from tests.factories import (
     DocumentFactory,
     HitFactory,

@@ -9,7 +9,7 @@ import datetime as dt
 import pytest
 
 from judgements.models import Judgement
-from metrics import services
+from metrics import refresh
 from metrics.models import RevisionCount, StaleQuery
 from metrics.revisions import (
     project_revisions_per_week,
@@ -108,7 +108,7 @@ def test_a_query_marked_stale_is_counted_from_the_log_until_its_refresh(tent):
         (dt.date(2026, 11, 9), 1),
         (dt.date(2026, 11, 16), 2),
     ]
-    services.metrics_refresh(project=tent.project)
+    refresh.metrics_refresh(project=tent.project)
     assert not StaleQuery.objects.exists()
     hour = MONDAY + dt.timedelta(days=9)
     assert RevisionCount.objects.get(query=tent, hour=hour).revisions == 1
@@ -119,7 +119,7 @@ def test_a_query_marked_stale_is_counted_from_the_log_until_its_refresh(tent):
 
 
 def test_a_rebuild_recounts_every_query_of_the_project(tent):
-    services.metrics_rebuild(project=tent.project, since=MONDAY, until=MONDAY, every="day")
+    refresh.metrics_rebuild(project=tent.project, since=MONDAY, until=MONDAY, every="day")
 
     counted = RevisionCount.objects.filter(query=tent).order_by("hour")
     assert [(row.hour, row.revisions) for row in counted] == [

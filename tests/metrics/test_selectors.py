@@ -5,8 +5,9 @@ import pytest
 from django.utils import timezone
 
 from judgements.models import Judgement
-from metrics import selectors
+from metrics import pgcopy, selectors
 from metrics.core.consensus import POLICIES
+from metrics.sources import Source, grades_freshness
 from tests.factories import (
     DocumentFactory,
     HitFactory,
@@ -19,6 +20,10 @@ from tests.judgements.test_pair_grades import random_events
 
 # pair_grades reads the trigger-kept table for the present and replays the log for the
 # past; both must give the same arrays to the last bit.
+
+
+def now(project):
+    return grades_freshness(project.pk, as_of=None)
 
 
 def assert_same(fast, slow):
@@ -34,24 +39,26 @@ def test_the_table_and_the_log_give_identical_grades_now(project, seed, policy):
     random_events(project, seed=seed)
     now = timezone.now()
 
-    fast = selectors.stored_pair_grades(project.pk, as_of=now, policy=policy)
+    fast = selectors.stored_pair_grades(project.pk, policy=policy)
     slow = selectors.logged_pair_grades(project.pk, as_of=now, policy=policy)
 
     assert len(slow.grades) > 0
     assert_same(fast, slow)
-    assert_same(selectors.pair_grades(project.pk, as_of=now, policy=policy), slow)
+    fresh = grades_freshness(project.pk, as_of=now)
+    assert fresh.pairs == Source.PAIRS
+    assert_same(selectors.pair_grades(project.pk, fresh=fresh, policy=policy), slow)
 
 
 def test_the_table_and_the_log_agree_on_a_subset_of_queries(project):
     random_events(project, seed=6)
     query_ids = sorted(set(Judgement.objects.values_list("query_id", flat=True)))[:2]
     now = timezone.now()
-    arguments = {"as_of": now, "policy": "median", "query_ids": query_ids}
+    arguments = {"policy": "median", "query_ids": query_ids}
 
     fast = selectors.stored_pair_grades(project.pk, **arguments)
 
     assert set(fast.query_ids) == set(query_ids)
-    assert_same(fast, selectors.logged_pair_grades(project.pk, **arguments))
+    assert_same(fast, selectors.logged_pair_grades(project.pk, as_of=now, **arguments))
 
 
 def test_a_past_moment_is_read_from_the_log(project, query_with_hits, rater):
@@ -61,9 +68,12 @@ def test_a_past_moment_is_read_from_the_log(project, query_with_hits, rater):
     JudgementFactory(**pair, grade=1, created_at=then - dt.timedelta(hours=1))
     JudgementFactory(**pair, grade=3)
 
-    assert selectors.stored_pair_grades(project.pk, as_of=then, policy="mean") is None
-    past = selectors.pair_grades(project.pk, as_of=then, policy="mean")
-    now = selectors.pair_grades(project.pk, as_of=timezone.now(), policy="mean")
+    past = selectors.pair_grades(
+        project.pk, fresh=grades_freshness(project.pk, as_of=then), policy="mean"
+    )
+    now = selectors.pair_grades(
+        project.pk, fresh=grades_freshness(project.pk, as_of=None), policy="mean"
+    )
     assert (past.grades.tolist(), now.grades.tolist()) == ([1.0], [3.0])
 
 
@@ -75,21 +85,22 @@ def test_an_event_dated_in_the_future_sends_now_to_the_log(project, query_with_h
     JudgementFactory(**pair, grade=3, created_at=timezone.now() + dt.timedelta(days=2))
     now = timezone.now()
 
-    assert selectors.stored_pair_grades(project.pk, as_of=now, policy="mean") is None
-    assert selectors.pair_grades(project.pk, as_of=now, policy="mean").grades.tolist() == [1.0]
+    fresh = grades_freshness(project.pk, as_of=now)
+    assert selectors.pair_grades(project.pk, fresh=fresh, policy="mean").grades.tolist() == [1.0]
+    assert selectors.stored_pair_grades(project.pk, policy="mean").grades.tolist() == [3.0]
 
 
 def test_an_unknown_policy_is_refused(project):
     with pytest.raises(ValueError, match="policy must be one of"):
-        selectors.pair_grades(project.pk, as_of=timezone.now(), policy="mean; DROP TABLE x")
+        selectors.pair_grades(project.pk, fresh=now(project), policy="mean; DROP TABLE x")
 
 
 def test_a_project_without_grades_has_no_pairs_and_its_list_evaluates_to_zero(query_with_hits):
+    from metrics.evaluate import result_list_evaluate
     from metrics.registry import project_spec
-    from metrics.services import result_list_evaluate
 
     project = query_with_hits.project
-    pairs = selectors.pair_grades(project.pk, as_of=timezone.now(), policy="mean")
+    pairs = selectors.pair_grades(project.pk, fresh=now(project), policy="mean")
     assert (len(pairs.query_ids), len(pairs.grades)) == (0, 0)
 
     result_list = project.result_lists.get()
@@ -129,8 +140,10 @@ def test_packed_grades_equal_the_logs_for_every_depth(project, seed, policy):
     pairs = selectors.logged_pair_grades(project.pk, as_of=now, policy=policy)
     for result_list in project.result_lists.all():
         for depth in (None, 1, 3):
-            arguments = {"as_of": now, "policy": policy, "depth": depth}
-            packed = selectors.stored_result_list_grades(result_list.pk, project.pk, **arguments)
+            arguments = {"policy": policy, "depth": depth}
+            packed = selectors.stored_result_list_grades(
+                result_list.pk, project.pk, as_of=timezone.now(), **arguments
+            )
             logged = selectors.result_list_grades(result_list.pk, pairs, depth=depth)
             assert len(logged.query_ids) > 0
             assert_same_list(packed, logged)
@@ -153,23 +166,6 @@ def test_packed_grades_of_some_queries(project):
     assert_same_list(packed, logged)
 
 
-def test_packed_grades_do_not_answer_for_a_moment_before_an_event(project, query_with_hits, rater):
-    document = query_with_hits.hits.get(rank=1).document
-    JudgementFactory(rater=rater, query=query_with_hits, document=document, grade=2)
-    result_list = project.result_lists.get()
-    then = timezone.now() - dt.timedelta(minutes=1)
-    arguments = {"policy": "mean", "depth": 10}
-
-    assert (
-        selectors.stored_result_list_grades(result_list.pk, project.pk, as_of=then, **arguments)
-        is None
-    )
-    now = selectors.stored_result_list_grades(
-        result_list.pk, project.pk, as_of=timezone.now(), **arguments
-    )
-    assert now.ranked_grades[0] == 2.0
-
-
 def test_the_top_k_is_the_first_k_hits_whatever_their_rank_numbers(project, rater):
     # A run may skip rank numbers; NDCG@2 counts the first two hits returned.
     query = QueryFactory(project=project)
@@ -183,15 +179,15 @@ def test_the_top_k_is_the_first_k_hits_whatever_their_rank_numbers(project, rate
 
     logged = selectors.result_list_grades(result_list.pk, pairs, depth=2)
     packed = selectors.stored_result_list_grades(
-        result_list.pk, project.pk, as_of=now, policy="mean", depth=2
+        result_list.pk, project.pk, as_of=timezone.now(), policy="mean", depth=2
     )
 
     assert logged.ranked_grades.tolist() == packed.ranked_grades.tolist() == [3.0, 3.0]
 
 
 def test_an_evaluation_reads_packed_grades_and_equals_the_log(project):
+    from metrics.evaluate import result_list_evaluate
     from metrics.registry import MetricSpec
-    from metrics.services import result_list_evaluate
 
     random_events(project, seed=10)
     random_hits(project, seed=10, lists=1)
@@ -227,15 +223,17 @@ def test_packed_grades_read_in_chunks_equal_the_logs(project, monkeypatch, chunk
 
     for some in (None, query_ids[::2]):  # Every other query: ranges with no query.
         for depth in (None, 2):
-            arguments = {"as_of": now, "policy": "mean", "depth": depth, "query_ids": some}
-            packed = selectors.stored_result_list_grades(result_list.pk, project.pk, **arguments)
+            arguments = {"policy": "mean", "depth": depth, "query_ids": some}
+            packed = selectors.stored_result_list_grades(
+                result_list.pk, project.pk, as_of=timezone.now(), **arguments
+            )
             logged = selectors.result_list_grades(
                 result_list.pk, pairs, depth=depth, query_ids=some
             )
             assert_same_list(packed, logged)
-    params = {"project": project.pk, "result_list": result_list.pk, "as_of": now}
+    params = {"result_list": result_list.pk, "project": project.pk, "as_of": now}
     params |= {"queries": None, "depth": None, "policy": "mean", "chunk": chunk}
-    rows = selectors.copy_fields(selectors.STORED_RANKED_SQL, params)
+    rows = pgcopy.copy_fields(selectors.STORED_RANKED_SQL, params)
     # One row per range of ids, the first starting at the list's first query.
     assert len(rows) == (query_ids[-1] - query_ids[0]) // chunk + 1 >= 3
 
@@ -245,11 +243,11 @@ def test_chunks_are_joined_in_the_order_of_their_first_query_whatever_order_they
         return query_id.to_bytes(8, "big", signed=True)
 
     rows = [
-        [b"\x01", first(300), b"c", b"C"],
-        [b"\x01", first(2), b"a", b"A"],
-        [b"\x01", first(150), None, None],  # A range without a query.
-        [b"\x01", first(40), b"b", b"B"],
+        [first(300), b"c", b"C"],
+        [first(2), b"a", b"A"],
+        [first(150), None, None],  # A range without a query.
+        [first(40), b"b", b"B"],
     ]
 
-    assert selectors.joined_chunks(rows, key=1) == [b"abc", b"ABC"]
-    assert selectors.joined_chunks([[b"\x01", None, None, None]], key=1) == [b"", b""]
+    assert pgcopy.joined_chunks(rows, key=0, width=3) == [b"abc", b"ABC"]
+    assert pgcopy.joined_chunks([], key=0, width=3) == [b"", b""]

@@ -13,7 +13,7 @@ from django.test import Client
 from django.urls import reverse
 
 from judgements.models import QueuePair, QueueRequest
-from metrics import services
+from metrics import refresh
 from metrics.models import MetricPoint
 from metrics.registry import MetricSpec
 from tests.factories import (
@@ -467,7 +467,7 @@ def test_the_overview_says_what_moved_the_number(client, analyst, shop):
     client.force_login(analyst)
     # A page without stored points draws no over-time chart, and needs no caption.
     assert "Early points rest on fewer queries" not in text_of(client.get(pages(shop)["overview"]))
-    services.metrics_rebuild(project=shop, since=NOV, until=NOV + dt.timedelta(days=3))
+    refresh.metrics_rebuild(project=shop, since=NOV, until=NOV + dt.timedelta(days=3))
 
     text = text_of(client.get(pages(shop)["overview"]))
 
@@ -492,7 +492,7 @@ def test_revisions_show_on_the_query_page_and_per_week_on_the_overview(client, a
         created_at=NOV + dt.timedelta(days=3),
     )
     # As every write of grades does: the refresh recounts the query later.
-    services.queries_mark_stale(query_ids=[tent.pk])
+    refresh.queries_mark_stale(query_ids=[tent.pk])
     client.force_login(analyst)
 
     query_page = text_of(client.get(pages(shop)["query"]))
@@ -530,7 +530,7 @@ def test_negative_grades_penalise_on_the_query_page_and_in_the_stored_series(cli
         document = DocumentFactory(project=project, external_id=name)
         HitFactory(result_list=result_list, query=query, document=document, rank=rank)
         JudgementFactory(query=query, document=document, grade=grade, created_at=NOV)
-    services.metrics_rebuild(project=project, since=NOV, until=NOV, every="day")
+    refresh.metrics_rebuild(project=project, since=NOV, until=NOV, every="day")
     client.force_login(analyst)
 
     response = client.get(reverse("metrics:query", args=[project.slug, result_list.pk, query.pk]))
@@ -595,8 +595,8 @@ def test_negative_grades_penalise_on_the_overview_and_the_comparison_when_asked(
     means = [s.mean for s in penalised.context["data"].summaries]
     assert means == pytest.approx([0.4619696844706532, 0.8624445158559948], abs=1e-12)
     assert "negative grades penalise (min-max, worst to best ordering)" in text_of(penalised)
-    # Penalising is not the project's stored metric: it is computed from the log.
-    assert not penalised.context["data"].stored
+    # Penalising is not the project's stored metric: it is computed from the grades.
+    assert penalised.context["data"].source == "packed"
     both = {"a": spam.result_lists.get(name="before").pk}
     both["b"] = spam.result_lists.get(name="after").pk
     difference = client.get(compare, {**both, "negative": "penalise"}).context["data"]
@@ -606,13 +606,13 @@ def test_negative_grades_penalise_on_the_overview_and_the_comparison_when_asked(
 def test_a_project_that_penalises_stores_and_draws_the_penalised_series(client, analyst, spam):
     spam.metric_negative = "penalise"
     spam.save()
-    services.metrics_rebuild(project=spam, since=NOV, until=NOV + dt.timedelta(days=1))
+    refresh.metrics_rebuild(project=spam, since=NOV, until=NOV + dt.timedelta(days=1))
     client.force_login(analyst)
 
     response = client.get(pages_of(spam)[0])
 
     data = response.context["data"]
-    assert data.stored
+    assert data.source == "stored"
     means = [summary.mean for summary in data.summaries]
     assert means == pytest.approx([0.4619696844706532, 0.8624445158559948], abs=1e-12)
     drawn = {line["label"]: line["points"] for line in data.chart["series"]}

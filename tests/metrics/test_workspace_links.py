@@ -11,8 +11,9 @@ from html import unescape
 import pytest
 from django.urls import reverse
 
+from metrics.evaluate import metric_points_build, overall_point
+from metrics.refresh import metric_points_store
 from metrics.registry import project_spec
-from metrics.services import metric_points_build, metric_points_store, overall_point
 from tests.factories import HitFactory, JudgementFactory, ResultListFactory
 
 pytestmark = pytest.mark.django_db

@@ -4,8 +4,8 @@ from judgements.demo import build_demo
 from judgements.models import Project
 from judgements.services import DEMO_PASSWORD, demo_load
 from metrics.models import MetricPoint
+from metrics.refresh import metrics_rebuild
 from metrics.registry import project_spec
-from metrics.services import metrics_rebuild
 from searchlogs.demo import demo_search_log_load
 
 

@@ -1,6 +1,6 @@
 import pytest
 
-from metrics.core import trec
+from metrics.core import trec, trec_tokens
 from metrics.core.trec import MAX_ID_BYTES, TrecFormatError, parse_qrels, parse_run
 
 
@@ -68,7 +68,7 @@ def test_files_read_in_small_chunks_give_the_same_columns_and_line_numbers(monke
     path.write_bytes(text)
     whole = parse_run(text)
 
-    monkeypatch.setattr(trec, "CHUNK_BYTES", 16)
+    monkeypatch.setattr(trec_tokens, "CHUNK_BYTES", 16)
     chunked = trec.read_run(path)
 
     assert chunked.qids.tolist() == whole.qids.tolist()
@@ -79,7 +79,7 @@ def test_files_read_in_small_chunks_give_the_same_columns_and_line_numbers(monke
 
 def test_line_numbers_in_errors_count_the_lines_of_earlier_chunks(monkeypatch):
     text = b"q Q0 A 1 1 t\n" * 30 + b"q Q0 B 1 x t\n"
-    monkeypatch.setattr(trec, "CHUNK_BYTES", 20)
+    monkeypatch.setattr(trec_tokens, "CHUNK_BYTES", 20)
 
     with pytest.raises(TrecFormatError, match="line 31: score 'x' is not a number"):
         parse_run(text)

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from metrics.core import trec
+from metrics.core import trec, trec_tokens
 from metrics.core.ranking import rank_queries
 from metrics.core.trec import parse_qrels, parse_run
 
@@ -134,7 +134,7 @@ CHUNK_SIZES = pytest.mark.parametrize(
 def test_the_reader_gives_every_line_the_plain_reading_gives(chunk_bytes, data):
     qrels, run = data
 
-    with mock.patch.object(trec, "CHUNK_BYTES", chunk_bytes):
+    with mock.patch.object(trec_tokens, "CHUNK_BYTES", chunk_bytes):
         assert columns_as_rows(parse_qrels(qrels)) == reference_rows(qrels, 4, 3)
         assert columns_as_rows(parse_run(run)) == reference_rows(run, 6, 4)
 
@@ -146,7 +146,7 @@ def test_the_ranking_is_the_plain_ranking(chunk_bytes, data):
     qrels, run = data
     expected = reference_ranking(qrels, run)
 
-    with mock.patch.object(trec, "CHUNK_BYTES", chunk_bytes):
+    with mock.patch.object(trec_tokens, "CHUNK_BYTES", chunk_bytes):
         ranked = rank_queries(parse_qrels(qrels), parse_run(run))
 
     assert ranked.qids == list(expected)

@@ -9,7 +9,7 @@ from django.db import connection
 
 from judgements.models import Hit, Judgement, Project, Query
 from judgements.services import judgement_record
-from metrics import services
+from metrics import evaluate, refresh
 from metrics.buckets import bucket_end
 from metrics.core import ndcg
 from metrics.core.stats import bootstrap_mean_ci
@@ -101,7 +101,7 @@ def core_ndcg_by_query(result_list, spec: MetricSpec, as_of) -> dict[int, float]
 )
 def test_stored_values_equal_the_core_computed_query_by_query(demo, spec):
     for result_list in demo.result_lists.all():
-        points = services.metric_points_build(result_list, spec, as_of=AS_OF)
+        points = evaluate.metric_points_build(result_list, spec, as_of=AS_OF)
         expected = core_ndcg_by_query(result_list, spec, AS_OF)
         assert {point.query_id: point.value for point in points} == pytest.approx(
             expected, abs=1e-12
@@ -111,7 +111,7 @@ def test_stored_values_equal_the_core_computed_query_by_query(demo, spec):
 def test_values_as_of_a_past_moment_ignore_later_judgements(demo):
     result_list = demo.result_lists.get(name__startswith="bm25")
     spec = project_spec(demo)
-    before = services.metric_points_build(result_list, spec, as_of=AS_OF)
+    before = evaluate.metric_points_build(result_list, spec, as_of=AS_OF)
     target = next(point for point in before if 0 < point.value < 1)
     hit = Hit.objects.filter(result_list=result_list, query_id=target.query_id).first()
     rater = Judgement.objects.filter(query_id=target.query_id).first().rater
@@ -123,8 +123,8 @@ def test_values_as_of_a_past_moment_ignore_later_judgements(demo):
                 rater_id=user,
                 grade=0 if hit.rank == 1 else 3,
             )
-    again = services.metric_points_build(result_list, spec, as_of=AS_OF)
-    later = services.metric_points_build(result_list, spec, as_of=AS_OF + dt.timedelta(days=2))
+    again = evaluate.metric_points_build(result_list, spec, as_of=AS_OF)
+    later = evaluate.metric_points_build(result_list, spec, as_of=AS_OF + dt.timedelta(days=2))
     value = {point.query_id: point.value for point in again}
     assert value == {point.query_id: point.value for point in before}
     assert {p.query_id: p.value for p in later}[target.query_id] != target.value
@@ -215,7 +215,7 @@ def test_a_refresh_before_the_last_buckets_end_rewrites_that_bucket(demo):
             judgement_record(
                 rater=judgement.rater, query=old.query, document=hit.document, grade=0
             )
-        services.metrics_refresh(project=demo)
+        refresh.metrics_refresh(project=demo)
 
     new = MetricPoint.objects.get(result_list=result_list, query=old.query, as_of=end)
     assert new.value < old.value
@@ -227,8 +227,8 @@ def test_a_refresh_before_the_last_buckets_end_rewrites_that_bucket(demo):
 
 
 def test_a_refresh_with_nothing_stale_writes_nothing(demo):
-    services.metrics_refresh(project=demo, now=AS_OF)
-    assert services.metrics_refresh(project=demo, now=AS_OF + dt.timedelta(hours=1)) == 0
+    refresh.metrics_refresh(project=demo, now=AS_OF)
+    assert refresh.metrics_refresh(project=demo, now=AS_OF + dt.timedelta(hours=1)) == 0
 
 
 def test_the_latest_table_is_the_newest_point_of_every_series(demo):
@@ -241,7 +241,7 @@ def test_the_latest_table_follows_rebuilds_of_the_past_and_of_everything(demo):
     before = latest_table()
     first = Judgement.objects.order_by("created_at").first().created_at
     # Past buckets only: every latest point is newer, so none may be replaced.
-    services.metrics_rebuild(project=demo, since=first, until=first + dt.timedelta(days=2))
+    refresh.metrics_rebuild(project=demo, since=first, until=first + dt.timedelta(days=2))
     assert latest_table() == before == latest_by_distinct_on()
     call_command("rebuild_metrics", "--project", "outdoor-gear", stdout=StringIO())
     call_command("rebuild_metrics", "--project", "outdoor-gear", stdout=StringIO())
@@ -255,7 +255,7 @@ def test_the_latest_table_follows_new_judgements_and_refreshes(demo):
     with time_machine.travel(later, tick=False):
         for judgement in Judgement.objects.filter(query=query).order_by("rater").distinct("rater"):
             judgement_record(rater=judgement.rater, query=query, document=hit.document, grade=0)
-        services.metrics_refresh(project=demo)
+        refresh.metrics_refresh(project=demo)
 
     latest = latest_table()
     assert latest == latest_by_distinct_on()
@@ -327,7 +327,7 @@ def test_the_overall_point_of_a_past_bucket_is_the_same_read_either_way(demo):
         result_list=result_list, query=None, as_of=bucket_end(as_of, "day")
     )
 
-    again = services.overall_point(result_list, spec, as_of=stored.as_of)
+    again = evaluate.overall_point(result_list, spec, as_of=stored.as_of)
 
     fields = ["value", "judged", "retrieved", "judgements", "queries", "zero_idcg", "ci_low"]
     assert [getattr(again, f) for f in fields] == [getattr(stored, f) for f in fields]

@@ -12,6 +12,7 @@ from judgements.models import Document, Judgement, PairGrade, Project, QueuePair
 from metrics.core.agreement import krippendorff_alpha, krippendorff_alpha_by_group
 from metrics.core.consensus import consensus
 from metrics.core.segments import segment_ids
+from metrics.sources import Source
 
 # Grades this far apart on one pair mean the raters read the guidelines differently.
 DISPUTE_SPREAD = 2
@@ -65,7 +66,8 @@ class RatersReport:
     present: bool = True
     # How often each rater skipped and answered "can't tell" (rater_answer_counts).
     answer_counts: list["RaterAnswerCounts"] = field(default_factory=list)
-    stored = False
+    # Every rater's grades are read from the judgement log as of the moment, always.
+    source = Source.LOG
 
     @property
     def chart(self) -> dict:

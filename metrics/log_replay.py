@@ -15,7 +15,7 @@ import numpy as np
 from django.db import connection
 from django.utils import timezone
 
-from metrics import selectors
+from metrics import pgcopy, selectors, sources
 from metrics.core import replay
 from metrics.models import POINT_FIELDS
 
@@ -66,7 +66,7 @@ class ProjectReplay:
         bucket alone never needs it)."""
         if self._log is None:
             params = {"project": self.project_id, "until": self.until}
-            rows = selectors.copy_rows(LOG_SQL, params, LOG_COLUMNS)
+            rows = pgcopy.copy_rows(LOG_SQL, params, LOG_COLUMNS)
             self._log = replay.log_sort(
                 selectors.pair_keys(rows["query_id"], rows["document_id"]),
                 rows["rater_id"],
@@ -80,7 +80,8 @@ class ProjectReplay:
     def pair_grades(self, as_of: dt.datetime, policy: str) -> selectors.PairGrades:
         """``selectors.pair_grades(project, as_of=as_of, policy=policy)``, bit for bit."""
         if as_of >= self.started_at:
-            return selectors.pair_grades(self.project_id, as_of=as_of, policy=policy)
+            fresh = sources.grades_freshness(self.project_id, as_of=as_of)
+            return selectors.pair_grades(self.project_id, fresh=fresh, policy=policy)
         grades = replay.current_grades(self.log, postgres_time(as_of), policy)
         return selectors.PairGrades(
             query_ids=grades.pair_keys >> 32,
@@ -143,7 +144,7 @@ SET {updates}
     measures=", ".join(MEASURES),
     updates=", ".join(f"{field} = EXCLUDED.{field}" for field in POINT_FIELDS),
 )
-# As services.LATEST_UPSERT_SQL: a newer latest point is left alone. Such points are
+# As refresh.LATEST_UPSERT_SQL: a newer latest point is left alone. Such points are
 # also left out before the insert, which would otherwise lock every row of the list
 # when a past bucket is rebuilt.
 LATEST_UPSERT_SQL = """
@@ -190,7 +191,7 @@ def points_upsert(
 
 def copy_in(cursor, table: str, types: list[tuple[str, str]], columns: dict) -> None:
     """COPY ``columns`` (name -> array) into ``table`` in PostgreSQL's binary format,
-    the layout ``selectors.copy_rows`` reads; no value may be NULL."""
+    the layout ``pgcopy.copy_rows`` reads; no value may be NULL."""
     fields = [("fields", ">i2")]
     for name, kind in types:
         fields += [(f"{name}_length", ">i4"), (name, kind)]
@@ -199,7 +200,7 @@ def copy_in(cursor, table: str, types: list[tuple[str, str]], columns: dict) -> 
     for name, kind in types:
         rows[f"{name}_length"] = np.dtype(kind).itemsize
         rows[name] = columns[name]
-    header = selectors.COPY_SIGNATURE + bytes(8)  # No flags, no header extension.
+    header = pgcopy.COPY_SIGNATURE + bytes(8)  # No flags, no header extension.
     data = io.BytesIO(header + rows.tobytes() + b"\xff\xff")
     names = ", ".join(name for name, _ in types)
     cursor.cursor.copy_expert(f"COPY {table} ({names}) FROM STDIN (FORMAT binary)", data)

@@ -1,0 +1,253 @@
+"""Keeping the stored series: store points, refresh stale queries, rebuild from the log."""
+
+import datetime as dt
+
+import numpy as np
+from django.db import connection, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from judgements.models import Project
+from metrics import buckets, log_replay, revisions, selectors, sources
+from metrics.core import query_mean
+from metrics.evaluate import (
+    metric_points_build,
+    ndcg_of,
+    overall_intervals,
+    overall_of,
+    overall_point,
+    read_depth,
+    unreturned_count,
+)
+from metrics.models import POINT_FIELDS, LatestMetricPoint, MetricPoint, StaleQuery
+from metrics.registry import MetricSpec, stored_specs
+
+LATEST_FIELDS = ["as_of", "value", "dcg", "idcg", "judged", "retrieved", "judgements", "zero_idcg"]
+
+# Copies per-query points into LatestMetricPoint unless a newer point is there already.
+# Django's bulk_create cannot put a condition on ON CONFLICT DO UPDATE, hence SQL.
+LATEST_UPSERT_SQL = """
+INSERT INTO metrics_latestmetricpoint AS latest (result_list_id, query_id, metric, {fields})
+SELECT * FROM unnest(
+    %s::bigint[], %s::bigint[], %s::varchar[], %s::timestamptz[], %s::float8[], %s::float8[],
+    %s::float8[], %s::int[], %s::int[], %s::int[], %s::int[]
+)
+ON CONFLICT (result_list_id, metric, query_id) DO UPDATE
+SET {updates}
+WHERE latest.as_of <= EXCLUDED.as_of
+""".format(
+    fields=", ".join(LATEST_FIELDS),
+    updates=", ".join(f"{field} = EXCLUDED.{field}" for field in LATEST_FIELDS),
+)
+
+
+def metric_points_store(points: list[MetricPoint]) -> None:
+    """Insert or replace points on (result list, query, metric, as_of): re-runs are idempotent.
+
+    Per-query points also replace LatestMetricPoint's copy unless it is newer.
+    """
+    MetricPoint.objects.bulk_create(
+        points,
+        update_conflicts=True,
+        unique_fields=["result_list", "query", "metric", "as_of"],
+        update_fields=POINT_FIELDS,
+        batch_size=5000,
+    )
+    _latest_store([point for point in points if point.query_id is not None])
+
+
+def _latest_store(points: list[MetricPoint]) -> None:
+    # One row per key, the newest: ON CONFLICT cannot touch a row twice in a statement.
+    newest: dict[tuple, MetricPoint] = {}
+    for point in points:
+        key = (point.result_list_id, point.metric, point.query_id)
+        if key not in newest or newest[key].as_of < point.as_of:
+            newest[key] = point
+    rows = list(newest.values())
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), 10_000):
+            batch = rows[start : start + 10_000]
+            columns = ["result_list_id", "query_id", "metric", *LATEST_FIELDS]
+            cursor.execute(
+                LATEST_UPSERT_SQL,
+                [[getattr(point, column) for point in batch] for column in columns],
+            )
+
+
+def queries_mark_stale(*, query_ids) -> None:
+    """Mark queries whose judgements changed; one row per query however many grades arrive."""
+    StaleQuery.objects.bulk_create(
+        [StaleQuery(query_id=query_id) for query_id in query_ids], ignore_conflicts=True
+    )
+
+
+@transaction.atomic
+def metrics_refresh(*, project: Project, now: dt.datetime | None = None) -> int:
+    """Recompute the stored series for stale queries, at the current hour's bucket (or
+    the series' newest moment, if a rebuild left one ahead of the clock).
+
+    Result lists with no point yet are computed whole. Stale marks are taken with
+    SKIP LOCKED so concurrent workers split the work instead of repeating it.
+    Returns the number of per-query points written.
+    """
+    hour = buckets.bucket_end(now or timezone.now(), "hour")
+    # Only the marks are locked (of=self): locking their queries' rows too would make
+    # the FK checks of another refresh's points, and of grades, wait on this one.
+    marks = StaleQuery.objects.select_for_update(skip_locked=True, of=("self",))
+    marks = marks.filter(query__project=project)
+    stale = set(marks.values_list("query_id", flat=True))
+    StaleQuery.objects.filter(query_id__in=stale).delete()
+    revisions.revisions_recount(query_ids=stale)
+    written = 0
+    for spec in stored_specs(project):
+        as_of = _refresh_moment(project, spec, hour)
+        fresh = sources.freshness(project, as_of=as_of)
+        judged_queries = None
+        # Every refresh writes the shared rows (overall points, lists computed whole) in
+        # one order, list by list, so that concurrent refreshes queue instead of deadlocking.
+        for result_list in project.result_lists.order_by("pk"):
+            computed = LatestMetricPoint.objects.filter(result_list=result_list, metric=spec.name)
+            only = stale if computed.exists() else None
+            if only is not None and not only:
+                continue
+            points = metric_points_build(result_list, spec, as_of=as_of, only=only, fresh=fresh)
+            written += len(points)
+            if judged_queries is None and spec.mean_over == "all":
+                judged_queries = selectors.judged_query_ids(project.pk, fresh=fresh)
+            _store_with_overall(result_list, spec, points, as_of=as_of, judged=judged_queries)
+    return written
+
+
+def _refresh_moment(project: Project, spec: MetricSpec, hour: dt.datetime) -> dt.datetime:
+    """The current hour's end, or the series' newest moment if that is later.
+
+    A rebuild's last bucket ends on the next boundary (tomorrow's midnight for
+    daily buckets), ahead of the clock. A refresh written at an earlier moment
+    would sit behind that point and never be read as the latest; rewriting the
+    future point instead keeps it what it claims: the value as of its moment,
+    with every judgement recorded so far.
+    """
+    newest = MetricPoint.objects.filter(
+        result_list__project=project, metric=spec.name, query__isnull=True
+    ).aggregate(newest=Max("as_of"))["newest"]
+    return max(hour, newest) if newest else hour
+
+
+def metrics_rebuild(*, project: Project, since, until=None, every="day", progress=None) -> int:
+    """Rebuild the stored series from the judgement log as of each bucket end, then
+    recount the project's revisions (``metrics.revisions``).
+
+    Judgements after a bucket's end are ignored for it; result lists count from
+    their capture time. Each bucket commits on its own, and re-running replaces
+    the same rows, so an interrupted rebuild can simply be run again. The log and
+    the hits are read once for every bucket (``metrics.log_replay``).
+    """
+    ends = buckets.bucket_ends(since, until or timezone.now(), every)
+    if not ends:
+        return 0
+    log = log_replay.ProjectReplay(project.pk, until=ends[-1])
+    written = 0
+    for done, as_of in enumerate(ends, start=1):
+        with transaction.atomic():
+            written += _rebuild_bucket(project, as_of, log)
+        if progress:
+            progress(done, len(ends), as_of)
+    with transaction.atomic():
+        revisions.revisions_recount(query_ids=project.queries.values_list("pk", flat=True))
+    return written
+
+
+def _rebuild_bucket(project: Project, as_of: dt.datetime, log: log_replay.ProjectReplay) -> int:
+    written = 0
+    result_lists = list(project.result_lists.filter(captured_at__lte=as_of))
+    for spec in stored_specs(project):
+        pairs = log.pair_grades(as_of, spec.consensus)
+        judged_queries = np.unique(pairs.query_ids)
+        built = {}
+        for result_list in result_lists:
+            columns = _rebuilt_columns(log, result_list, spec, pairs)
+            log_replay.points_upsert(
+                result_list_id=result_list.pk, metric=spec.name, as_of=as_of, columns=columns
+            )
+            built[result_list] = columns
+            written += len(columns["query_id"])
+        _rebuilt_overalls_store(spec, built, as_of=as_of, judged_queries=judged_queries)
+    return written
+
+
+def _rebuilt_columns(log, result_list, spec, pairs) -> dict[str, np.ndarray]:
+    """What ``metric_points_build`` computes, as one array per stored column."""
+    grades = log.result_list_grades(result_list.pk, pairs, depth=read_depth(spec))
+    result = ndcg_of(grades, spec)
+    return {
+        "query_id": grades.query_ids,
+        "value": result.ndcg,
+        "dcg": result.dcg,
+        "idcg": result.idcg,
+        "judged": result.judged,
+        "retrieved": result.retrieved,
+        "judgements": grades.judgements,
+        "zero_idcg": result.all_irrelevant,
+    }
+
+
+def _rebuilt_overalls_store(spec, built: dict, *, as_of, judged_queries) -> None:
+    """Store the overall point of each result list of a bucket just written.
+
+    The points just written (``built``, result list -> columns) are every query's
+    latest as of ``as_of`` unless the series holds a query they lack (one that lost
+    its hits): the latest table has a row for every query of the series, so equal
+    counts mean none is missing and the mean is taken from memory. Lists whose means
+    count as many queries draw their intervals together (each gets the interval it
+    would get alone). Otherwise the point is read as ``overall_point`` reads it.
+    ``judged_queries``: the project's query ids with a current grade as of ``as_of``.
+    """
+    by_size: dict[int, list] = {}
+    for result_list, columns in built.items():
+        size = len(columns["query_id"])
+        latest = LatestMetricPoint.objects.filter(result_list=result_list, metric=spec.name)
+        if size and latest.count() == size:
+            unreturned = 0
+            if spec.mean_over == "all":
+                unreturned = unreturned_count(judged_queries, columns["query_id"])
+            mean = query_mean(
+                columns["value"], columns["judgements"], over=spec.mean_over, unreturned=unreturned
+            )
+            group = by_size.setdefault(mean.queries, [])
+            group.append((result_list, columns, unreturned, mean.counted))
+        elif overall := overall_point(
+            result_list, spec, as_of=as_of, judged_queries=judged_queries
+        ):
+            metric_points_store([overall])
+    for group in by_size.values():
+        intervals = overall_intervals(np.array([counted for *_, counted in group]))
+        for (result_list, columns, unreturned, _), interval in zip(group, intervals, strict=True):
+            overall = overall_of(
+                result_list,
+                spec,
+                as_of=as_of,
+                columns=columns,
+                unreturned=unreturned,
+                interval=interval,
+            )
+            metric_points_store([overall])
+
+
+def _store_with_overall(result_list, spec, points, *, as_of, judged=None) -> None:
+    metric_points_store(points)
+    overall = overall_point(result_list, spec, as_of=as_of, judged_queries=judged)
+    if overall is not None:
+        metric_points_store([overall])
+
+
+def metrics_schedule_refresh(*, project_id: int, query_ids) -> None:
+    """Mark queries stale and, once the transaction commits, queue a refresh.
+
+    Called by every write that changes grades or rankings. The refresh runs as a
+    task (django.tasks) so that grading does not wait for it where a worker queue
+    is configured; many marks before the task runs cost one recomputation.
+    """
+    from metrics.tasks import project_metrics_refresh
+
+    queries_mark_stale(query_ids=query_ids)
+    transaction.on_commit(lambda: project_metrics_refresh.enqueue(project_id))
