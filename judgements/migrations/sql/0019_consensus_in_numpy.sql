@@ -52,9 +52,8 @@ AS $$
                coalesce(array_agg(answer.rater_id ORDER BY answer.grade, answer.rater_id)
                         FILTER (WHERE answer.kind = 'grade'), '{}') AS raters
         FROM touched
-        -- Per pair (an index probe each), as the queue's recount asks.
-        LEFT JOIN LATERAL judgements_current_answers(
-            ARRAY[touched.query_id], ARRAY[touched.document_id]) AS answer ON true
+        LEFT JOIN judgements_current_answers(pair_queries, pair_documents) AS answer
+            USING (query_id, document_id)
         GROUP BY touched.query_id, touched.document_id
     )
     SELECT query_id, document_id, cardinality(grades), grades[1],
@@ -389,11 +388,9 @@ BEGIN
                    WHERE request.query_id = touched.query_id
                      AND request.document_id = touched.document_id), 0) AS wanted
         FROM touched
-        -- Each rater's current answer on the pair (judgements/sql/pair_grades.sql), asked
-        -- per pair: an index probe each, where a join with the whole arrays' answers may
-        -- be planned as a nested loop over them (their row counts are unknown).
-        LEFT JOIN LATERAL judgements_current_answers(
-            ARRAY[touched.query_id], ARRAY[touched.document_id]) AS newest ON true
+        -- Each rater's current answer on the pair (judgements/sql/pair_grades.sql).
+        LEFT JOIN judgements_current_answers(pair_queries, pair_documents) AS newest
+            ON newest.query_id = touched.query_id AND newest.document_id = touched.document_id
         GROUP BY touched.id, touched.project_id, touched.query_id, touched.document_id
     ),
     target AS (
