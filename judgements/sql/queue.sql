@@ -36,9 +36,11 @@ BEGIN
                    WHERE request.query_id = touched.query_id
                      AND request.document_id = touched.document_id), 0) AS wanted
         FROM touched
-        -- Each rater's current answer on the pair (judgements/sql/pair_grades.sql).
-        LEFT JOIN judgements_current_answers(pair_queries, pair_documents) AS newest
-            ON newest.query_id = touched.query_id AND newest.document_id = touched.document_id
+        -- Each rater's current answer on the pair (judgements/sql/pair_grades.sql), asked
+        -- per pair: an index probe each, where a join with the whole arrays' answers may
+        -- be planned as a nested loop over them (their row counts are unknown).
+        LEFT JOIN LATERAL judgements_current_answers(
+            ARRAY[touched.query_id], ARRAY[touched.document_id]) AS newest ON true
         GROUP BY touched.id, touched.project_id, touched.query_id, touched.document_id
     ),
     target AS (
