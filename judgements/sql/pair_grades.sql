@@ -10,6 +10,9 @@
 -- and locked in (query, document) order, as the queue's rows are, and these triggers
 -- fire before the queue's (trigger names sort "pair_" before "queue_").
 -- Origin: migration 0005.
+-- Bulk loads skip these triggers (SET LOCAL judgements.defer_derived = on, the WHEN of
+-- each trigger) and rebuild what they touched once, with the same functions
+-- (judgements/derived/rebuild.py). Deferral: migration 0019.
 
 CREATE OR REPLACE FUNCTION judgements_consensus(policy text, sorted_grades smallint[], total bigint, most_frequent smallint)
  RETURNS double precision
@@ -171,6 +174,7 @@ CREATE OR REPLACE TRIGGER pair_grades_judgements_added
     AFTER INSERT ON judgements_judgement
     REFERENCING NEW TABLE AS added_judgements
     FOR EACH STATEMENT
+    WHEN ((current_setting('judgements.defer_derived'::text, true) IS DISTINCT FROM 'on'::text))
     EXECUTE FUNCTION judgements_pair_grades_added();
 ALTER TABLE judgements_judgement ENABLE ALWAYS TRIGGER pair_grades_judgements_added;
 
@@ -178,5 +182,6 @@ CREATE OR REPLACE TRIGGER pair_grades_judgements_removed
     AFTER DELETE ON judgements_judgement
     REFERENCING OLD TABLE AS removed_judgements
     FOR EACH STATEMENT
+    WHEN ((current_setting('judgements.defer_derived'::text, true) IS DISTINCT FROM 'on'::text))
     EXECUTE FUNCTION judgements_pair_grades_removed();
 ALTER TABLE judgements_judgement ENABLE ALWAYS TRIGGER pair_grades_judgements_removed;
