@@ -40,6 +40,9 @@ class Bits(float):
     def __eq__(self, other) -> bool:
         return isinstance(other, float) and _bits(self) == _bits(other)
 
+    def __ne__(self, other) -> bool:
+        return not self == other
+
     def __hash__(self) -> int:
         return hash(_bits(self))
 

@@ -88,27 +88,41 @@ def deferred():
         cursor.execute(f"SET LOCAL {SETTING} = 'off'")
 
 
+# Queries per rebuild statement: their pairs' arrays stay small enough to plan quickly
+# and to sort in memory, and each batch locks only its own rows.
+BATCH_QUERIES = 1000
+
+
 def rebuild(project_id: int, query_ids=None) -> None:
     """Recompute the pair grades, packed summaries and pool of ``query_ids`` (all the
     project's queries when None) from the log, the hits and the requests.
 
-    The same functions the triggers run, once over the whole scope, in the triggers'
-    order (pair grades, then the summaries that read them, then the pool), so they lock
-    rows in the order grading does.
+    The same functions the triggers run, over batches of queries in id order, each in
+    the triggers' order (pair grades, then the summaries that read them, then the pool),
+    so they lock rows in the order grading does.
     """
-    params = {
-        "project": project_id,
-        "queries": None if query_ids is None else sorted(query_ids),
-    }
+    if query_ids is None:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT id FROM judgements_query WHERE project_id = %s ORDER BY id", [project_id]
+            )
+            query_ids = [query for (query,) in cursor.fetchall()]
+    query_ids = sorted(query_ids)
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT current_setting(%s, true)", [SETTING])
-        (before,) = cursor.fetchone()
+        cursor.execute("SELECT current_setting(%s, true), current_setting('work_mem')", [SETTING])
+        before, work_mem = cursor.fetchone()
         # The triggers that follow pair grades run once below, not per statement.
         cursor.execute(f"SET LOCAL {SETTING} = 'on'")
-        cursor.execute(PAIR_GRADES_SQL, params)
-        cursor.execute(SUMMARIES_SQL, params)
-        cursor.execute(QUEUE_SQL, params)
-        cursor.execute("SELECT set_config(%s, %s, true)", [SETTING, before or "off"])
+        cursor.execute("SET LOCAL work_mem = '64MB'")
+        for start in range(0, len(query_ids), BATCH_QUERIES):
+            params = {"project": project_id, "queries": query_ids[start : start + BATCH_QUERIES]}
+            cursor.execute(PAIR_GRADES_SQL, params)
+            cursor.execute(SUMMARIES_SQL, params)
+            cursor.execute(QUEUE_SQL, params)
+        cursor.execute(
+            "SELECT set_config(%s, %s, true), set_config('work_mem', %s, true)",
+            [SETTING, before or "off", work_mem],
+        )
 
 
 TALLIES_SQL = """

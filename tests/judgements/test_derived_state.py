@@ -1,0 +1,107 @@
+"""manage.py derived_state: every derived table against its recomputation from the log."""
+
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+from judgements.derived import oracles
+from judgements.models import Project
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def demo():
+    call_command("load_demo", stdout=StringIO())
+    return Project.objects.get(slug="outdoor-gear")
+
+
+def run(*args) -> tuple[int, str]:
+    output = StringIO()
+    try:
+        call_command("derived_state", *args, stdout=output)
+    except SystemExit as exit:
+        return exit.code, output.getvalue()
+    return 0, output.getvalue()
+
+
+def corrupt(*statements: str) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL judgements.defer_derived = on")
+        for statement in statements:
+            cursor.execute(statement)
+        cursor.execute("SET LOCAL judgements.defer_derived = off")
+
+
+def test_the_demo_is_clean(demo):
+    status, output = run("--check")
+    assert status == 0
+    assert "outdoor-gear: every derived table matches" in output
+
+
+@pytest.mark.parametrize(
+    ("statement", "table"),
+    [
+        ("UPDATE judgements_pairgrade SET median = median + 0.5 WHERE id = "
+         "(SELECT min(id) FROM judgements_pairgrade WHERE graded > 0)", "judgements_pairgrade"),
+        ("DELETE FROM judgements_querygrades WHERE query_id = "
+         "(SELECT min(query_id) FROM judgements_querygrades WHERE judged > 0)",
+         "judgements_querygrades"),
+        ("UPDATE judgements_rankedhits SET hits = hits + 1 WHERE id = "
+         "(SELECT min(id) FROM judgements_rankedhits)", "judgements_rankedhits"),
+        ("UPDATE judgements_rankedgrades SET ideal = '' WHERE id = "
+         "(SELECT min(id) FROM judgements_rankedgrades WHERE ideal <> '')",
+         "judgements_rankedgrades"),
+        ("UPDATE judgements_queuepair SET answered = '{}' WHERE id = "
+         "(SELECT min(id) FROM judgements_queuepair WHERE answered <> '{}')",
+         "judgements_queuepair"),
+        ("UPDATE judgements_queuepooltally SET open_pairs = open_pairs + 1",
+         "judgements_queuepooltally"),
+        ("DELETE FROM judgements_queueratertally WHERE id = "
+         "(SELECT min(id) FROM judgements_queueratertally)", "judgements_queueratertally"),
+        ("DELETE FROM metrics_latestmetricpoint WHERE id = "
+         "(SELECT min(id) FROM metrics_latestmetricpoint)", "metrics_latestmetricpoint"),
+        ("UPDATE metrics_revisioncount SET revisions = revisions + 1 WHERE id = "
+         "(SELECT min(id) FROM metrics_revisioncount)", "metrics_revisioncount"),
+    ],
+)  # fmt: skip
+def test_a_wrong_row_is_reported_with_its_table_and_key_and_rebuild_repairs_it(
+    demo, statement, table
+):
+    corrupt(statement)
+
+    status, output = run("--check", "--project", "outdoor-gear")
+
+    assert status == 1
+    assert f"outdoor-gear: {table} (" in output
+    assert "stored" in output and "recomputed" in output
+    assert f"rows differ: {table} 1" in output
+
+    status, output = run("--rebuild", "--project", "outdoor-gear")
+    assert status == 0, output
+    assert "every derived table matches" in output
+    assert list(oracles.differences(demo)) == []
+
+
+def test_a_missing_pool_row_shows_as_missing_and_the_tallies_follow(demo):
+    corrupt(
+        "DELETE FROM judgements_queuepair WHERE id = (SELECT min(id) FROM judgements_queuepair)"
+    )
+    differences = list(oracles.differences(demo))
+    missing = [d for d in differences if d.table == "judgements_queuepair"]
+    assert len(missing) == 1 and missing[0].stored is None and missing[0].expected is not None
+
+
+def test_an_unknown_project_is_a_command_error(demo):
+    from django.core.management import CommandError
+
+    with pytest.raises(CommandError, match='no project with the slug "nope"'):
+        call_command("derived_state", check=True, project="nope", stdout=StringIO())
+
+
+def test_floats_compare_bit_for_bit():
+    assert oracles.bits(0.0) != oracles.bits(-0.0)
+    assert oracles.bits(1.5) == oracles.bits(1.5)
+    assert oracles.bits(float("nan")) is None
