@@ -90,7 +90,7 @@ def deferred():
 
 # Queries per rebuild statement: their pairs' arrays stay small enough to plan quickly
 # and to sort in memory, and each batch locks only its own rows.
-BATCH_QUERIES = 1000
+BATCH_QUERIES = 2000
 
 
 def rebuild(project_id: int, query_ids=None) -> None:

@@ -105,3 +105,65 @@ def test_floats_compare_bit_for_bit():
     assert oracles.bits(0.0) != oracles.bits(-0.0)
     assert oracles.bits(1.5) == oracles.bits(1.5)
     assert oracles.bits(float("nan")) is None
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_a_hundred_raters_grading_at_once_leave_every_derived_table_exact(settings):
+    """100 raters, each a thread with its own connection (at most 45 at once: the test
+    server allows 100 connections), take pairs from the queue and answer them (grades,
+    can't tell, a revision, a retraction) while the triggers keep the derived tables."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from django.db import connection as thread_connection
+
+    from judgements.models import Judgement
+    from judgements.queue import queue_next_pair
+    from judgements.services import PairComplete, judgement_submit
+    from tests.factories import UserFactory
+    from tests.judgements.test_queue_concurrency import project_with_pairs
+
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    project = project_with_pairs(queries=20, hits_per_query=10, judges_per_pair=3)
+    raters = [UserFactory(username=f"crowd{n:03d}", roles=["rater"]) for n in range(100)]
+    refused = []
+
+    def answer(rater, pair, kind, grade):
+        judgement_submit(
+            rater=rater,
+            project=project,
+            query=pair.query,
+            document=pair.document,
+            kind=kind,
+            grade=grade,
+            source=Judgement.Source.API,
+            deduplicate=False,
+        )
+
+    def work(number: int) -> None:
+        rater = raters[number]
+        try:
+            answered = []
+            for round_number in range(4):
+                pair = queue_next_pair(rater=rater, project=project)
+                if pair is None:
+                    break
+                kind = "cant_tell" if (number + round_number) % 7 == 0 else "grade"
+                try:
+                    answer(rater, pair, kind, None if kind == "cant_tell" else number % 4)
+                    answered.append(pair)
+                except PairComplete:
+                    refused.append(rater.username)
+            if answered and number % 3 == 0:
+                answer(rater, answered[0], "grade", (number + 1) % 4)  # a revision
+            if answered and number % 5 == 0:
+                answer(rater, answered[-1], "retract", None)
+        finally:
+            thread_connection.close()
+
+    with ThreadPoolExecutor(max_workers=45) as pool:
+        list(pool.map(work, range(100)))
+
+    assert refused == []
+    assert Judgement.objects.filter(query__project=project).count() > 300
+    status, output = run("--check", "--project", "load")
+    assert status == 0, output
