@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.django import TestCase
 
 from judgements.bulk import project_delete_fast
+from judgements.derived import oracles
 from judgements.models import Judgement, PairGrade, Project
 from metrics.core.consensus import POLICIES, consensus
 from tests.factories import DocumentFactory, JudgementFactory, QueryFactory, UserFactory
@@ -56,39 +57,8 @@ def test_the_sql_consensus_refuses_an_unknown_policy(db):
         sql_consensus([1, 2], "mode")
 
 
-def expected_rows(project) -> dict:
-    """Each judged pair's (graded, lowest, highest, consensus by policy) from the log."""
-    current: dict = {}
-    for event in Judgement.objects.for_project(project).latest_per_rater():
-        grades = current.setdefault((event.query_id, event.document_id), [])
-        if event.kind == "grade":
-            grades.append(event.grade)
-    rows = {}
-    for pair, grades in current.items():
-        values = [consensus(grades, [0, len(grades)], policy)[0] for policy in POLICIES]
-        rows[pair] = (
-            len(grades),
-            min(grades, default=None),
-            max(grades, default=None),
-            *[None if np.isnan(value) else bits(value) for value in values],
-        )
-    return rows
-
-
-def stored_rows(project) -> dict:
-    return {
-        (row.query_id, row.document_id): (
-            row.graded,
-            row.lowest,
-            row.highest,
-            *[None if getattr(row, p) is None else bits(getattr(row, p)) for p in POLICIES],
-        )
-        for row in PairGrade.objects.filter(project=project)
-    }
-
-
 def assert_pair_grades_match_the_log(project):
-    assert stored_rows(project) == expected_rows(project)
+    assert oracles.stored_pair_grades(project) == oracles.expected_pair_grades(project)
 
 
 def random_events(project, *, seed: int, events: int = 300, raters: int = 5, pairs: int = 12):
