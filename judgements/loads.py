@@ -72,9 +72,10 @@ def generated_project_create(*, plan: LoadPlan, slug: str, progress=None) -> Pro
         say(f"{plan.judgements} judgement events from {plan.raters} raters; indexing")
     bulk.analyze(Query, Document, Hit, Judgement)
     say("indexed")
-    rebuild.rebuild(project.pk)
+    seconds = rebuild.rebuild(project.pk)
     bulk.analyze(PairGrade, QueuePair, RankedHits, RankedGrades, QueryGrades)
-    say("pair grades, packed summaries and the pool rebuilt")
+    parts = ", ".join(f"{part} {spent:.1f} s" for part, spent in seconds.items())
+    say(f"derived tables rebuilt ({parts})")
     revisions_recount(query_ids=query_ids.tolist())
     say("revisions counted")
     return project
