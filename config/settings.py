@@ -150,11 +150,11 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_SCHEMA_CLASS": "judgements.api.schema.AutoSchema",
-    "EXCEPTION_HANDLER": "judgements.api.errors.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "config.api.schema.AutoSchema",
+    "EXCEPTION_HANDLER": "config.api.errors.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": [
-        "judgements.api.throttles.AnonymousThrottle",
-        "judgements.api.throttles.TokenThrottle",
+        "config.api.throttles.AnonymousThrottle",
+        "config.api.throttles.TokenThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": os.getenv("API_THROTTLE_ANON", "60/minute"),
@@ -186,7 +186,7 @@ SPECTACULAR_SETTINGS = {
     "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 0, "maximum": 2**63 - 1}},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "judgements.api.errors.schema_error_responses",
+        "config.api.errors.schema_error_responses",
     ],
     # Metrics say where their numbers come from; judgements have a "source" of their own.
     "ENUM_NAME_OVERRIDES": {

@@ -1,6 +1,7 @@
 from django.urls import path, re_path
 
-from judgements.api import catalogue, errors, judging, projects, tokens
+from config.api import errors, tokens
+from judgements.api import catalogue, judging, projects
 from metrics import api_urls as metrics_api
 from searchlogs import api_urls as searchlogs_api
 

@@ -23,8 +23,8 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 from django.utils import timezone
 
+from config.api.errors import import_errors
 from judgements import bulk
-from judgements.api.errors import import_errors
 from judgements.importers import ImportRejected, LineError
 from judgements.importers.progress import ProgressBar
 from judgements.models import Job, JobUpload, Project, ResultList

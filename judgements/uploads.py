@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from judgements import importers, services
+from judgements import importers, imports
 from judgements.models import Job, Project
 from searchlogs.services import search_log_ingest
 
@@ -139,27 +139,27 @@ UPLOADS = {
             Job.Kind.QUERIES,
             "Queries",
             "Queries the project already has are left as they are.",
-            services.query_import,
+            imports.query_import,
             importers.QUERY_FORMATS,
         ),
         UploadKind(
             Job.Kind.DOCUMENTS,
             "Documents",
             "JSON Lines, one document per line; a document with a known id is updated.",
-            services.document_import,
+            imports.document_import,
         ),
         UploadKind(
             Job.Kind.RESULT_LIST,
             "Result list",
             "One run of the engine; documents the project lacks are created from the hits.",
-            services.result_list_import,
+            imports.result_list_import,
             importers.RESULT_LIST_FORMATS,
         ),
         UploadKind(
             Job.Kind.JUDGEMENTS,
             "Judgements",
             "Grades from another tool, or events exported by this app.",
-            services.judgement_import,
+            imports.judgement_import,
             importers.JUDGEMENT_FORMATS,
         ),
         UploadKind(

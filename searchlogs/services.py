@@ -19,7 +19,7 @@ from judgements import bulk
 from judgements.importers.reading import Duplicates
 from judgements.importers.rows import ErrorLog, LineError
 from judgements.models import Project
-from judgements.services import _copy_value, _Staging
+from judgements.staging import Staging, copy_value
 from searchlogs.matching import normalised, query_keys
 from searchlogs.models import SearchEvent
 from searchlogs.parsing import EventRow, Kind, search_log_jsonl
@@ -66,7 +66,7 @@ def search_log_ingest(*, project: Project, upload: Iterable[bytes]) -> IngestRes
     line is bad. Events whose id the project already has are skipped.
     """
     batch = _Batch(project)
-    staging = _Staging(SearchEvent, COLUMNS, order="session_id, at")
+    staging = Staging(SearchEvent, COLUMNS, order="session_id, at")
     errors, pending = ErrorLog(), []
     for item in search_log_jsonl(upload):
         if isinstance(item, LineError):
@@ -193,15 +193,15 @@ def _copy_line(project_id: int, row: EventRow, query_key: str, query_id: int | N
     return (
         f"{project_id}\t{_text(row.event_id)}\t{row.kind}\t{_text(row.session)}\t"
         f"{row.at.isoformat()}\t{_text(row.query_text)}\t{_text(query_key)}\t"
-        f"{_copy_value(query_id)}\t{documents}\t{'t' if row.answered else 'f'}\t"
-        f"{_text(row.document)}\t{_copy_value(row.rank)}\t{_text(row.click)}\t"
-        f"{_copy_value(row.dwell)}\t{'t' if row.end_of_session else 'f'}\n"
+        f"{copy_value(query_id)}\t{documents}\t{'t' if row.answered else 'f'}\t"
+        f"{_text(row.document)}\t{copy_value(row.rank)}\t{_text(row.click)}\t"
+        f"{copy_value(row.dwell)}\t{'t' if row.end_of_session else 'f'}\n"
     )
 
 
 def _text(value: str) -> str:
     # Most texts need no escaping; checking is several times faster than escaping.
-    return value if value.isprintable() and "\\" not in value else _copy_value(value)
+    return value if value.isprintable() and "\\" not in value else copy_value(value)
 
 
 def _raise_version(project: Project) -> None:
@@ -237,7 +237,7 @@ def _stored_clicks(project: Project, click_ids: set[str]) -> dict[str, tuple[str
         return {event: (session, float(moment)) for event, session, moment in cursor.fetchall()}
 
 
-def _insert_new(staging: _Staging) -> int:
+def _insert_new(staging: Staging) -> int:
     """INSERT the staged events whose id the project does not have; return how many."""
     if staging.empty:
         return 0

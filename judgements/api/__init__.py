@@ -26,6 +26,6 @@
 The metrics endpoints (a list's numbers, series, working, unjudged work, comparison and
 gate) are listed in metrics.api. Anonymous requests get 401 and other roles 403
 (judgements.api.access). Every 4xx
-body is ``{"errors": [{"field", "line", "message"}]}`` (judgements.api.errors).
+body is ``{"errors": [{"field", "line", "message"}]}`` (config.api.errors).
 The schema is at /api/schema/, interactive docs at /api/docs/, tokens at /api/token/.
 """

@@ -1,7 +1,10 @@
 """The current text of every PostgreSQL function and trigger of the app, one file per concern.
 
 Triggers keep the derived tables (docs/derived-state.md) in step with the log, the hits
-and the projects, whatever code writes them. Their text lives here, whole:
+and the projects, whatever code writes them; bulk loads defer the ones on judgements,
+hits and pair grades and rebuild once (``judgements.derived.rebuild``), and
+``manage.py derived_state`` checks every derived table against
+``judgements.derived.oracles``. Their text lives here, whole:
 
 - ``append_only.sql``: the judgement log refuses updates.
 - ``pair_grades.sql``: a rater's current answer (``judgements_current_answers``, the one

@@ -13,6 +13,9 @@
 -- the same locks. Hits' triggers sort before "queue_hits_" so that an import locks
 -- summaries before the queue, as grading does. Origin: migration 0008; marking instead
 -- of per-policy SQL since 0019.
+-- Bulk loads skip these triggers (SET LOCAL judgements.defer_derived = on, the WHEN of
+-- each trigger) and rebuild what they touched once, with the same functions
+-- (judgements/derived/rebuild.py). Deferral: migration 0021.
 
 CREATE OR REPLACE FUNCTION judgements_grade_summaries_refresh(changed_queries bigint[], add_missing boolean, changed_lists bigint[])
  RETURNS void
@@ -145,6 +148,7 @@ CREATE OR REPLACE TRIGGER grade_summaries_hit_delete
     AFTER DELETE ON judgements_hit
     REFERENCING OLD TABLE AS old_rows
     FOR EACH STATEMENT
+    WHEN ((current_setting('judgements.defer_derived'::text, true) IS DISTINCT FROM 'on'::text))
     EXECUTE FUNCTION judgements_grade_summaries_changed();
 ALTER TABLE judgements_hit ENABLE ALWAYS TRIGGER grade_summaries_hit_delete;
 
@@ -152,6 +156,7 @@ CREATE OR REPLACE TRIGGER grade_summaries_hit_insert
     AFTER INSERT ON judgements_hit
     REFERENCING NEW TABLE AS new_rows
     FOR EACH STATEMENT
+    WHEN ((current_setting('judgements.defer_derived'::text, true) IS DISTINCT FROM 'on'::text))
     EXECUTE FUNCTION judgements_grade_summaries_changed();
 ALTER TABLE judgements_hit ENABLE ALWAYS TRIGGER grade_summaries_hit_insert;
 
@@ -159,6 +164,7 @@ CREATE OR REPLACE TRIGGER grade_summaries_hit_update
     AFTER UPDATE ON judgements_hit
     REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
     FOR EACH STATEMENT
+    WHEN ((current_setting('judgements.defer_derived'::text, true) IS DISTINCT FROM 'on'::text))
     EXECUTE FUNCTION judgements_grade_summaries_changed();
 ALTER TABLE judgements_hit ENABLE ALWAYS TRIGGER grade_summaries_hit_update;
 
@@ -166,6 +172,7 @@ CREATE OR REPLACE TRIGGER grade_summaries_pairgrade_delete
     AFTER DELETE ON judgements_pairgrade
     REFERENCING OLD TABLE AS old_rows
     FOR EACH STATEMENT
+    WHEN ((current_setting('judgements.defer_derived'::text, true) IS DISTINCT FROM 'on'::text))
     EXECUTE FUNCTION judgements_grade_summaries_changed();
 ALTER TABLE judgements_pairgrade ENABLE ALWAYS TRIGGER grade_summaries_pairgrade_delete;
 
@@ -173,6 +180,7 @@ CREATE OR REPLACE TRIGGER grade_summaries_pairgrade_insert
     AFTER INSERT ON judgements_pairgrade
     REFERENCING NEW TABLE AS new_rows
     FOR EACH STATEMENT
+    WHEN ((current_setting('judgements.defer_derived'::text, true) IS DISTINCT FROM 'on'::text))
     EXECUTE FUNCTION judgements_grade_summaries_changed();
 ALTER TABLE judgements_pairgrade ENABLE ALWAYS TRIGGER grade_summaries_pairgrade_insert;
 
@@ -180,5 +188,6 @@ CREATE OR REPLACE TRIGGER grade_summaries_pairgrade_update
     AFTER UPDATE ON judgements_pairgrade
     REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
     FOR EACH STATEMENT
+    WHEN ((current_setting('judgements.defer_derived'::text, true) IS DISTINCT FROM 'on'::text))
     EXECUTE FUNCTION judgements_grade_summaries_changed();
 ALTER TABLE judgements_pairgrade ENABLE ALWAYS TRIGGER grade_summaries_pairgrade_update;

@@ -12,6 +12,9 @@
 -- and locked in (query, document) order, as the queue's rows are, and these triggers
 -- fire before the queue's (trigger names sort "pair_" before "queue_").
 -- Origin: migration 0005; arrays instead of per-policy columns since 0019.
+-- Bulk loads skip these triggers (SET LOCAL judgements.defer_derived = on, the WHEN of
+-- each trigger) and rebuild what they touched once, with the same functions
+-- (judgements/derived/rebuild.py). Deferral: migration 0021.
 
 -- The one rule for "a rater's current answer": each rater's newest event on a pair, by
 -- created_at then id, read per pair through judgement_latest_idx. The ORM's twin is
@@ -158,6 +161,7 @@ CREATE OR REPLACE TRIGGER pair_grades_judgements_added
     AFTER INSERT ON judgements_judgement
     REFERENCING NEW TABLE AS added_judgements
     FOR EACH STATEMENT
+    WHEN ((current_setting('judgements.defer_derived'::text, true) IS DISTINCT FROM 'on'::text))
     EXECUTE FUNCTION judgements_pair_grades_added();
 ALTER TABLE judgements_judgement ENABLE ALWAYS TRIGGER pair_grades_judgements_added;
 
@@ -165,5 +169,6 @@ CREATE OR REPLACE TRIGGER pair_grades_judgements_removed
     AFTER DELETE ON judgements_judgement
     REFERENCING OLD TABLE AS removed_judgements
     FOR EACH STATEMENT
+    WHEN ((current_setting('judgements.defer_derived'::text, true) IS DISTINCT FROM 'on'::text))
     EXECUTE FUNCTION judgements_pair_grades_removed();
 ALTER TABLE judgements_judgement ENABLE ALWAYS TRIGGER pair_grades_judgements_removed;

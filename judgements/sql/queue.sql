@@ -3,6 +3,9 @@
 -- with each pair's count of current grades and who answered it when. Statement triggers
 -- on hits, judgements, requests and projects keep it in step, fired ALWAYS.
 -- Origin: migrations 0004 (pool), 0007 (requests) and 0009 (linear in the pairs touched).
+-- Bulk loads skip these triggers (SET LOCAL judgements.defer_derived = on, the WHEN of
+-- each trigger) and rebuild what they touched once, with the same functions
+-- (judgements/derived/rebuild.py). Deferral: migration 0021.
 
 CREATE OR REPLACE FUNCTION judgements_queue_recount(pair_queries bigint[], pair_documents bigint[])
  RETURNS void
@@ -216,6 +219,7 @@ CREATE OR REPLACE TRIGGER queue_hits_deleted
     AFTER DELETE ON judgements_hit
     REFERENCING OLD TABLE AS changed_hits
     FOR EACH STATEMENT
+    WHEN ((current_setting('judgements.defer_derived'::text, true) IS DISTINCT FROM 'on'::text))
     EXECUTE FUNCTION judgements_queue_hits_changed();
 ALTER TABLE judgements_hit ENABLE ALWAYS TRIGGER queue_hits_deleted;
 
@@ -223,6 +227,7 @@ CREATE OR REPLACE TRIGGER queue_hits_inserted
     AFTER INSERT ON judgements_hit
     REFERENCING NEW TABLE AS changed_hits
     FOR EACH STATEMENT
+    WHEN ((current_setting('judgements.defer_derived'::text, true) IS DISTINCT FROM 'on'::text))
     EXECUTE FUNCTION judgements_queue_hits_changed();
 ALTER TABLE judgements_hit ENABLE ALWAYS TRIGGER queue_hits_inserted;
 
@@ -230,6 +235,7 @@ CREATE OR REPLACE TRIGGER queue_hits_updated
     AFTER UPDATE ON judgements_hit
     REFERENCING OLD TABLE AS old_hits NEW TABLE AS new_hits
     FOR EACH STATEMENT
+    WHEN ((current_setting('judgements.defer_derived'::text, true) IS DISTINCT FROM 'on'::text))
     EXECUTE FUNCTION judgements_queue_hits_moved();
 ALTER TABLE judgements_hit ENABLE ALWAYS TRIGGER queue_hits_updated;
 
@@ -237,6 +243,7 @@ CREATE OR REPLACE TRIGGER queue_judgements_added
     AFTER INSERT ON judgements_judgement
     REFERENCING NEW TABLE AS added_judgements
     FOR EACH STATEMENT
+    WHEN ((current_setting('judgements.defer_derived'::text, true) IS DISTINCT FROM 'on'::text))
     EXECUTE FUNCTION judgements_queue_judgements_added();
 ALTER TABLE judgements_judgement ENABLE ALWAYS TRIGGER queue_judgements_added;
 

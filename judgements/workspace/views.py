@@ -12,8 +12,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from config.api.errors import import_errors
 from judgements import jobs
-from judgements.api.errors import import_errors
 from judgements.guidelines import guidelines_html
 from judgements.importers import ImportRejected
 from judgements.models import Job, Judgement, Project, ResultList

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from judgements.api.tokens import token_create
+from config.api.tokens import token_create
 from judgements.models import Judgement
 from tests.factories import UserFactory
 

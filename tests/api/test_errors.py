@@ -3,7 +3,7 @@
 import pytest
 from rest_framework.test import APIClient
 
-from judgements.api.tokens import token_create
+from config.api.tokens import token_create
 
 
 def test_an_unknown_api_path_is_a_json_404(client_as, analyst):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from judgements.api.tokens import token_create
+from config.api.tokens import token_create
 from judgements.models import ResultList
 from tests.factories import (
     DocumentFactory,

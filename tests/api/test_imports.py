@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from judgements import imports
+from judgements import imports, staging
+from judgements.imports import import_rater
 from judgements.models import Document, Hit, Judgement, Query, ResultList
-from judgements.services import import_rater
 from tests.api.conftest import upload
 from tests.factories import DocumentFactory, ProjectFactory
 from tests.shared import CRANFIELD
@@ -148,14 +148,14 @@ def test_it_imports_the_cranfield_collection_as_published(charlie):
 
 def test_a_document_deleted_during_the_import_rejects_it(charlie, query_with_hits, monkeypatch):
     doomed = DocumentFactory(project=query_with_hits.project, external_id="DOOMED")
-    insert = imports._Staging.insert
+    insert = staging.Staging.insert
 
     def delete_first(staging, *args):
         # What another transaction could do between reading the file and committing.
         Document.objects.filter(pk=doomed.pk).delete()
         return insert(staging, *args)
 
-    monkeypatch.setattr(imports._Staging, "insert", delete_first)
+    monkeypatch.setattr(staging.Staging, "insert", delete_first)
     content = "query,docid,rating\ntent,SKU-1,3\ntent,DOOMED,1\n"
     response = charlie.post(
         "/api/projects/outdoor/judgements/import/",

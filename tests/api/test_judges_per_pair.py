@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from judgements.api.tokens import token_create
+from config.api.tokens import token_create
 from judgements.models import Judgement
 from tests.api.test_concurrency import connected
 from tests.factories import UserFactory

@@ -261,7 +261,7 @@ def test_a_rows_written_before_the_last_line_are_rolled_back(
     client_as, analyst, catalogue, monkeypatch
 ):
     # Small batches, so that rows reach the database before the broken line is read.
-    monkeypatch.setattr("judgements.imports.IMPORT_BATCH", 1)
+    monkeypatch.setattr("judgements.imports.common.IMPORT_BATCH", 1)
     content = "text\n" + "".join(f"query {number}\n" for number in range(10)) + "query 3\n"
     before = row_counts()
     response = client_as(analyst).post(

@@ -14,8 +14,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from config.api.tokens import token_create
 from config.wsgi import application
-from judgements.api.tokens import token_create
 from tests.factories import JudgementFactory
 
 STATIC = Path(__file__).resolve().parents[2] / "static" / "vendor" / "swagger-ui"

@@ -11,7 +11,7 @@ from django.db import connection
 from knox.models import AuthToken
 from rest_framework.test import APIClient
 
-from judgements.api.tokens import token_create
+from config.api.tokens import token_create
 
 
 def created_key(client) -> str:

@@ -46,8 +46,9 @@ from django.contrib.auth.models import Group, User  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 
-from judgements import exporters, imports, services  # noqa: E402
-from judgements.api import tokens  # noqa: E402
+from config.api import tokens  # noqa: E402
+from judgements import exporters, imports  # noqa: E402
+from judgements.imports import events, result_lists  # noqa: E402
 from judgements.models import Judgement, Project  # noqa: E402
 from judgements.roles import Role  # noqa: E402
 
@@ -206,7 +207,8 @@ def quepid_file(project: Project, path: Path) -> int:
 
 def bench_import(project: Project, path: Path) -> None:
     rows = quepid_file(project, path)
-    imports.metrics_schedule_refresh = lambda **kwargs: None  # the metrics task is timed apart
+    # The metrics task is timed apart.
+    events.metrics_schedule_refresh = result_lists.metrics_schedule_refresh = lambda **kw: None
     result, seconds = timed_import(project, path)
     print(f"Quepid import     {result.created:>9,} rows in {seconds:6.2f} s ", end="")
     print(f"= {result.created / seconds:>9,.0f} rows/s (file of {rows:,} rows, committed)")
@@ -218,7 +220,7 @@ def timed_import(project: Project, path: Path):
     started = time.perf_counter()
     with path.open("rb") as upload:
         chunks = iter(lambda: upload.read(1 << 20), b"")
-        result = services.judgement_import(
+        result = imports.judgement_import(
             project=project, upload=chunks, file_format="quepid", uploaded_by=None
         )
     return result, time.perf_counter() - started

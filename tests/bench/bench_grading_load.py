@@ -101,7 +101,7 @@ def graders() -> list[User]:
 
 def api_token(user: User) -> str:
     """A new API token for ``user`` (their earlier ones are revoked)."""
-    from judgements.api import tokens
+    from config.api import tokens
 
     return tokens.token_create(user=user)
 

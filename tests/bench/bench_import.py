@@ -6,6 +6,7 @@ queries file maps each TREC qid to its query (``--queries``), which both older a
 newer importers read. Prints seconds per step and rows per second.
 """
 
+import importlib
 import os
 import random
 import sys
@@ -25,7 +26,12 @@ django.setup()
 
 from django.db import transaction  # noqa: E402
 
-from judgements import bulk, services  # noqa: E402
+from judgements import bulk  # noqa: E402
+
+try:
+    from judgements import imports
+except ImportError:  # an older checkout, before the import services moved
+    from judgements import services as imports
 from judgements.models import Document, Project  # noqa: E402
 
 CRANFIELD = next(
@@ -67,19 +73,19 @@ def cranfield() -> None:
     timed(
         "cranfield queries",
         225,
-        lambda: services.query_import(project=project, upload=chunks(queries), file_format="csv"),
+        lambda: imports.query_import(project=project, upload=chunks(queries), file_format="csv"),
     )
     timed(
         "cranfield documents",
         1400,
-        lambda: services.document_import(
+        lambda: imports.document_import(
             project=project, upload=chunks(CRANFIELD / "documents.jsonl")
         ),
     )
     timed(
         "cranfield qrels",
         1837,
-        lambda: services.judgement_import(
+        lambda: imports.judgement_import(
             project=project,
             upload=chunks(CRANFIELD / "qrels.txt"),
             file_format="qrels",
@@ -107,12 +113,12 @@ def generated(folder: Path) -> None:
     timed(
         f"{QUERIES:,} queries",
         QUERIES,
-        lambda: services.query_import(project=project, upload=chunks(queries), file_format="csv"),
+        lambda: imports.query_import(project=project, upload=chunks(queries), file_format="csv"),
     )
     timed(
         f"{QUERIES:,}-query run",
         QUERIES * HITS,
-        lambda: services.result_list_import(
+        lambda: imports.result_list_import(
             project=project, upload=chunks(run), file_format="trec", query_map=chunks(queries)
         ),
     )
@@ -128,7 +134,7 @@ def generated(folder: Path) -> None:
     timed(
         f"{QUERIES:,}-query qrels",
         QUERIES * JUDGED,
-        lambda: services.judgement_import(
+        lambda: imports.judgement_import(
             project=project,
             upload=chunks(qrels),
             file_format="qrels",
@@ -141,12 +147,12 @@ def generated(folder: Path) -> None:
 
 if __name__ == "__main__":
     # The metrics refresh is a task of its own, timed apart.
-    services.metrics_schedule_refresh = lambda **kwargs: None
-    try:
-        from judgements import imports
-    except ImportError:  # an older checkout, before the import services moved
-        imports = services
-    imports.metrics_schedule_refresh = lambda **kwargs: None
+    for name in ("services", "imports", "imports.result_lists", "imports.events"):
+        try:
+            module = importlib.import_module(f"judgements.{name}")
+        except ImportError:  # an older checkout
+            continue
+        module.metrics_schedule_refresh = lambda **kwargs: None
     cranfield()
     with tempfile.TemporaryDirectory() as folder:
         generated(Path(folder))

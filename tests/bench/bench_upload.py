@@ -39,7 +39,7 @@ import psutil  # noqa: E402
 from django.contrib.auth.models import Group, User  # noqa: E402
 from django.db import connection  # noqa: E402
 
-from judgements.api.tokens import token_create  # noqa: E402
+from config.api.tokens import token_create  # noqa: E402
 from judgements.bulk import project_delete_fast  # noqa: E402
 from judgements.models import Project  # noqa: E402
 from judgements.roles import Role  # noqa: E402

@@ -12,7 +12,7 @@ from urllib.request import Request, urlopen
 
 import pytest
 
-from judgements.api.tokens import token_create
+from config.api.tokens import token_create
 from judgements.models import Hit, Job, Project, Query
 from tests.config.test_production import database_url, free_port, production_environment
 from tests.factories import UserFactory

@@ -1,5 +1,4 @@
 import datetime as dt
-from collections import Counter
 from io import StringIO
 
 import numpy as np
@@ -9,11 +8,11 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from judgements.bulk import project_delete_fast
+from judgements.derived import oracles
 from judgements.models import (
     Document,
     Hit,
     Judgement,
-    PairGrade,
     Project,
     QueryGrades,
     RankedGrades,
@@ -21,7 +20,7 @@ from judgements.models import (
     ResultList,
 )
 from judgements.packed import packed_fill
-from metrics.core.consensus import POLICIES, consensus
+from metrics.core.consensus import POLICIES
 from tests.factories import (
     DocumentFactory,
     JudgementFactory,
@@ -32,80 +31,14 @@ from tests.factories import (
 from tests.judgements.test_pair_grades import assert_pair_grades_match_the_log, random_events
 from tests.judgements.test_queue import run_at_once
 
-# The packed summaries (the triggers' and judgements.packed's fill) against a
-# recomputation from the pair grades (which test_pair_grades checks against the log)
-# and the hits, byte for byte.
-
-
-def policy_grade(pair, policy: str) -> float:
-    return float(consensus(pair.grades, [0, len(pair.grades)], policy)[0])
-
-
-def packed(values, kind: str) -> bytes:
-    return np.asarray(values, dtype=kind).tobytes()
-
-
-def expected_summaries(project) -> tuple[dict, dict, dict]:
-    pairs = PairGrade.objects.filter(project=project, graded__gt=0)
-    judged: dict = {}
-    for pair in pairs:
-        judged.setdefault(pair.query_id, []).append(pair)
-    hits: dict = {}
-    for hit in Hit.objects.filter(result_list__project=project).order_by("rank"):
-        hits.setdefault((hit.result_list_id, hit.query_id), []).append(hit.document_id)
-    queries = set(judged) | {query for _, query in hits}
-    query_rows = {
-        query: (
-            sum(p.graded for p in judged.get(query, [])),
-            len(judged.get(query, [])),
-        )
-        for query in queries
-    }
-    hit_rows = {key: (len(documents), packed(documents, ">i8")) for key, documents in hits.items()}
-    grade_rows = {}
-    for (result_list, query), documents in hits.items():
-        by_document = {p.document_id: p for p in judged.get(query, [])}
-        for policy in POLICIES:
-            ranked = [
-                policy_grade(by_document[d], policy) if d in by_document else np.nan
-                for d in documents
-            ]
-            levels = Counter(policy_grade(p, policy) for p in judged.get(query, []))
-            ideal = sorted(levels, reverse=True)
-            grade_rows[(result_list, query, policy)] = (
-                query_rows[query][0],
-                packed(ranked, ">f8"),
-                packed(ideal, ">f8"),
-                packed([levels[grade] for grade in ideal], ">i4"),
-            )
-    return query_rows, hit_rows, grade_rows
-
-
-def stored_summaries(project) -> tuple[dict, dict, dict]:
-    packed_fill(project.pk)
-    query_rows = {
-        row.query_id: (row.graded, row.judged)
-        for row in QueryGrades.objects.filter(query__project=project)
-    }
-    hit_rows = {
-        (row.result_list_id, row.query_id): (row.hits, bytes(row.documents))
-        for row in RankedHits.objects.filter(query__project=project)
-    }
-    grade_rows = {
-        (row.result_list_id, row.query_id, row.policy): (
-            row.graded,
-            bytes(row.ranked),
-            bytes(row.ideal),
-            bytes(row.ideal_documents),
-        )
-        for row in RankedGrades.objects.filter(query__project=project)
-    }
-    return query_rows, hit_rows, grade_rows
+# The packed summaries (the triggers' and judgements.packed's fill) against their
+# recomputation from the log and the hits (judgements.derived.oracles), byte for byte.
 
 
 def assert_summaries_match(project):
-    expected = expected_summaries(project)
-    stored = stored_summaries(project)
+    packed_fill(project.pk)
+    expected = oracles.expected_summaries(project)
+    stored = oracles.stored_summaries(project)
     for name, want, have in zip(("queries", "hits", "grades"), expected, stored, strict=True):
         # Queries left with neither pairs nor hits may keep an emptied row.
         if name == "queries":

@@ -7,6 +7,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from judgements.bulk import project_delete_fast
+from judgements.derived import oracles
 from judgements.models import Judgement, PairGrade, Project
 from tests.factories import DocumentFactory, JudgementFactory, QueryFactory, UserFactory
 from tests.judgements.test_queue import run_at_once
@@ -15,46 +16,8 @@ from tests.judgements.test_queue import run_at_once
 # log it summarises: each pair's current grades, sorted, with their raters aligned.
 
 
-def expected_rows(project) -> dict:
-    """Each judged pair's (graded, lowest, highest, grades, raters) from the log, the
-    newest event of each rater replayed in Python."""
-    newest: dict = {}
-    for event in Judgement.objects.for_project(project).order_by("created_at", "id"):
-        newest[(event.query_id, event.document_id, event.rater_id)] = event
-    current: dict = {}
-    for (query, document, rater), event in newest.items():
-        answers = current.setdefault((query, document), [])
-        if event.kind == "grade":
-            answers.append((event.grade, rater))
-    rows = {}
-    for pair, answers in current.items():
-        answers.sort()
-        grades = [grade for grade, _ in answers]
-        rows[pair] = (
-            len(grades),
-            min(grades, default=None),
-            max(grades, default=None),
-            grades,
-            [rater for _, rater in answers],
-        )
-    return rows
-
-
-def stored_rows(project) -> dict:
-    return {
-        (row.query_id, row.document_id): (
-            row.graded,
-            row.lowest,
-            row.highest,
-            row.grades,
-            row.raters,
-        )
-        for row in PairGrade.objects.filter(project=project)
-    }
-
-
 def assert_pair_grades_match_the_log(project):
-    assert stored_rows(project) == expected_rows(project)
+    assert oracles.stored_pair_grades(project) == oracles.expected_pair_grades(project)
 
 
 def random_events(project, *, seed: int, events: int = 300, raters: int = 5, pairs: int = 12):

@@ -9,15 +9,14 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from judgements.derived import oracles
 from judgements.models import (
-    Hit,
     Judgement,
     Project,
     QueueLease,
     QueuePair,
     QueuePoolTally,
     QueueRaterTally,
-    QueueRequest,
     QueueSkip,
 )
 from judgements.queue import (
@@ -488,63 +487,10 @@ def run_at_once(raters, work):
 def assert_pool_matches_the_log(project):
     """The trigger-kept pool and tallies equal a recomputation from hits, events and
     analysts' requests for more grades (a requested pair is pooled at any depth)."""
-    wanted = {}
-    for request in QueueRequest.objects.filter(project=project):
-        pair = (request.query_id, request.document_id)
-        wanted[pair] = max(wanted.get(pair, 0), request.wanted)
-    best = {}
-    for hit in Hit.objects.filter(result_list__project=project):
-        pair = (hit.query_id, hit.document_id)
-        if hit.rank <= project.pool_depth or pair in wanted:
-            best[pair] = min(best.get(pair, hit.rank), hit.rank)
-    answers = {}
-    for event in Judgement.objects.for_project(project).current():
-        if event.kind != "retract":
-            day = event.created_at.astimezone(dt.UTC).date().isoformat()
-            answers.setdefault((event.query_id, event.document_id), {})[event.rater_id] = (
-                event.kind,
-                day,
-            )
-    expected = {}
-    for pair, rank in best.items():
-        current = answers.get(pair, {})
-        grades = sum(kind == "grade" for kind, _ in current.values())
-        answered = {str(rater): day for rater, (_, day) in current.items()}
-        needed = max(project.judges_per_pair, wanted.get(pair, 0)) - grades
-        expected[pair] = (rank, grades, needed, answered, wanted.get(pair, 0))
-    stored = {
-        (pair.query_id, pair.document_id): (
-            pair.best_rank,
-            pair.grades,
-            pair.needed,
-            pair.answered,
-            pair.wanted,
-        )
-        for pair in QueuePair.objects.filter(project=project)
-    }
-    assert stored == expected
-    assert_tallies_match(project, expected)
-
-
-def assert_tallies_match(project, expected):
-    open_pairs = sum(needed > 0 for _, _, needed, _, _ in expected.values())
-    tally = QueuePoolTally.objects.filter(project=project).first()
-    assert (tally.open_pairs if tally else 0) == open_pairs
-    today = timezone.now().astimezone(dt.UTC).date().isoformat()
-    per_rater = {}
-    for _, _, needed, answered, _ in expected.values():
-        for rater, day in answered.items():
-            done, still_open, on_day = per_rater.get(int(rater), (0, 0, 0))
-            per_rater[int(rater)] = (done + 1, still_open + (needed > 0), on_day + (day == today))
-    tallies = {
-        tally.rater_id: (
-            tally.answered,
-            tally.answered_open,
-            tally.answered_on_day if str(tally.day) == today else 0,
-        )
-        for tally in QueueRaterTally.objects.filter(project=project)
-    }
-    assert tallies == per_rater
+    project.refresh_from_db()
+    expected = oracles.expected_pool(project)
+    assert oracles.stored_pool(project) == expected
+    assert oracles.stored_tallies(project) == oracles.expected_tallies(project, expected)
 
 
 def test_the_pool_and_tallies_match_the_log_of_the_demo(db):

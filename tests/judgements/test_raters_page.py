@@ -177,7 +177,7 @@ def test_the_old_raters_address_leads_to_the_one_raters_page(charlie, project):
 
 
 def test_the_import_rater_is_listed_but_cannot_be_managed(charlie, query_with_hits, analyst):
-    from judgements.services import import_rater
+    from judgements.imports import import_rater
 
     user = import_rater(query_with_hits.project)
     JudgementFactory(

@@ -10,7 +10,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from judgements import importers, services
+from judgements import importers, imports
 from judgements.guidelines import guidelines_html
 from judgements.models import Hit, Job, Project, ResultList
 from judgements.projects import metric_default_fields
@@ -143,7 +143,7 @@ def test_a_services_new_keyword_flag_is_offered_and_passed_through(project, anal
 
     def import_with_flag(*, project, upload, file_format, create_unknown_queries=False):
         seen.update(file_format=file_format, create_unknown_queries=create_unknown_queries)
-        return services.ImportResult(rows=0, created=0)
+        return imports.ImportResult(rows=0, created=0)
 
     kind = UploadKind("queries", "Queries", "", import_with_flag, importers.QUERY_FORMATS)
     data = {"format": "csv", "create_unknown_queries": "on"}

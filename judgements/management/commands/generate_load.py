@@ -3,7 +3,7 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from judgements.loadgen import LoadPlan
-from judgements.services import generated_project_create
+from judgements.loads import generated_project_create
 
 
 class Command(BaseCommand):

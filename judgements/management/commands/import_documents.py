@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from judgements import services
+from judgements import imports
 from judgements.management.commands.import_judgements import (
     import_file,
     project_named,
@@ -19,7 +19,7 @@ class Command(BaseCommand):
         project = project_named(options["project"])
         result = import_file(
             self,
-            services.document_import,
+            imports.document_import,
             options["file"],
             project=project,
         )

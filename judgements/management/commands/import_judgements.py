@@ -4,7 +4,7 @@ from contextlib import nullcontext
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from judgements import importers, services
+from judgements import importers, imports
 from judgements.importers.progress import ProgressBar
 from judgements.models import Project
 
@@ -33,7 +33,7 @@ class Command(BaseCommand):
         with optional(options["queries"]) as queries:
             result = import_file(
                 self,
-                services.judgement_import,
+                imports.judgement_import,
                 options["file"],
                 project=project,
                 file_format=options["format"],

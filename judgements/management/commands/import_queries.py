@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from judgements import importers, services
+from judgements import importers, imports
 from judgements.management.commands.import_judgements import (
     import_file,
     project_named,
@@ -20,7 +20,7 @@ class Command(BaseCommand):
         project = project_named(options["project"])
         result = import_file(
             self,
-            services.query_import,
+            imports.query_import,
             options["file"],
             project=project,
             file_format=options["format"],

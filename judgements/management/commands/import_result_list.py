@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from judgements import importers, services
+from judgements import importers, imports
 from judgements.management.commands.import_judgements import (
     chunks,
     import_file,
@@ -33,7 +33,7 @@ class Command(BaseCommand):
         with optional(options["queries"]) as queries:
             result = import_file(
                 self,
-                services.result_list_import,
+                imports.result_list_import,
                 options["file"],
                 project=project,
                 file_format=options["format"],

@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand
 
 from judgements.demo import build_demo
+from judgements.loads import DEMO_PASSWORD, demo_load
 from judgements.models import Project
-from judgements.services import DEMO_PASSWORD, demo_load
 from metrics.models import MetricPoint
 from metrics.refresh import metrics_rebuild
 from metrics.registry import project_spec

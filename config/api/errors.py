@@ -11,7 +11,7 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from judgements.api.throttles import AnonymousThrottle
+from config.api.throttles import AnonymousThrottle
 from judgements.importers import ImportRejected
 
 GENERAL_KEYS = {"non_field_errors", "detail", "__all__"}

@@ -1,0 +1,227 @@
+"""Importing judgements: every format's grades appended to the log as events with
+``source=import``, under the file's raters, the project's import rater or Quepid's
+accounts."""
+
+import uuid
+from collections import Counter
+
+from django.contrib.auth.models import Group, User
+from django.db import transaction
+from django.db.models.functions import Lower
+from django.utils import timezone
+
+from judgements import importers
+from judgements.importers import ImportRejected, LineError, Vocabulary
+from judgements.imports.common import (
+    ImportResult,
+    Summary,
+    add_documents_by_key,
+    add_queries,
+    created_notes,
+    import_rows,
+    upload_chunks,
+    vocabulary_for,
+)
+from judgements.models import Judgement, Project
+from judgements.roles import Role
+from judgements.staging import Staging, copy_value
+from metrics.refresh import metrics_schedule_refresh
+
+
+@transaction.atomic
+def judgement_import(
+    *,
+    project: Project,
+    upload,
+    file_format: str,
+    uploaded_by,
+    query_map=None,
+    create_missing: bool = False,
+) -> ImportResult:
+    """Append the judgements of an upload as events with ``source=import``; all or nothing.
+
+    All rows share one new ``import_id``. Formats with one grade per pair and no rater
+    (Quepid CSV, qrels, RRE, LTR, OpenSearch) go to the project's import rater (see
+    ``import_rater``), with a note naming the format and ``uploaded_by``. Event files
+    name active raters (or the import rater) and keep their times, which may not be
+    later than now; an event whose ``id`` the project has imported before, or equal
+    to an event it holds already, is skipped, so sending a file twice adds nothing.
+    A Quepid book's judgements go to rater accounts matched (or created) by e-mail.
+
+    With ``create_missing``, documents (and qrels query ids) the project lacks are
+    created instead of refused. A file with no judgement in it is refused.
+    """
+    spec = importers.JUDGEMENT_FORMATS[file_format]
+    vocabulary = vocabulary_for(
+        project, query_map=query_map, documents=True, raters=spec.raters == "file"
+    )
+    vocabulary.create_missing = create_missing
+    rater = import_rater(project) if spec.raters != "accounts" else None
+    if spec.raters == "file":
+        vocabulary.raters[rater.get_username()] = rater.pk
+        rater = None
+    uploader = uploaded_by.get_username() if uploaded_by else "a management command"
+    note = f"Imported from {file_format} by {uploader}" if rater else ""
+    writer = _JudgementWriter(project, vocabulary, spec, rater.pk if rater else None, note)
+    summary = Summary()
+    rows = import_rows(summary.rows(spec.parse(upload_chunks(upload), vocabulary)), writer.write)
+    if not rows:
+        raise ImportRejected([LineError(None, None, _nothing_message(summary.skipped))], 1)
+    created = writer.finish()
+    summary.notes += created_notes(writer.created, writer.account_names)
+    if skipped := rows - created:
+        summary.skipped["already imported"] = skipped
+    metrics_schedule_refresh(project_id=project.pk, query_ids=sorted(writer.query_ids))
+    rater_name = rater.get_username() if rater else ""
+    return summary.result(rows=rows, created=created, import_id=writer.import_id, rater=rater_name)
+
+
+def _nothing_message(skipped: Counter) -> str:
+    left_out = ", ".join(f"{count:,} {reason}" for reason, count in skipped.items())
+    return "The file holds no judgements" + (f" (skipped: {left_out})." if left_out else ".")
+
+
+JUDGEMENT_COLUMNS = {
+    "query_id": "bigint",
+    "document_id": "bigint",
+    "rater_id": "integer",
+    "kind": "varchar(16)",
+    "grade": "smallint",
+    "note": "text",
+    "created_at": "timestamptz",
+    "source": "varchar(16)",
+    "import_id": "uuid",
+    "source_event_id": "varchar(200)",
+    "timed": "boolean",
+}
+# An event is imported once: by its id in the project, and (when the file dates it)
+# by being equal to one the project holds.
+NEW_EVENTS = """
+SELECT {names} FROM {table} s
+WHERE NOT EXISTS (
+    SELECT FROM judgements_judgement j JOIN judgements_query q ON q.id = j.query_id
+    WHERE s.source_event_id <> '' AND j.source_event_id <> '' AND q.project_id = %(project)s
+      AND j.source_event_id = s.source_event_id)
+  AND NOT (s.timed AND EXISTS (
+    SELECT FROM judgements_judgement j
+    WHERE j.query_id = s.query_id AND j.document_id = s.document_id
+      AND j.rater_id = s.rater_id AND j.created_at = s.created_at AND j.kind = s.kind
+      AND j.grade IS NOT DISTINCT FROM s.grade))
+ORDER BY query_id, document_id"""
+# Pair formats carry no event ids or times: every row is a new event.
+ALL_EVENTS = "SELECT {names} FROM {table} ORDER BY query_id, document_id"
+
+
+class _JudgementWriter:
+    def __init__(self, project, vocabulary: Vocabulary, spec, rater_id: int | None, note: str):
+        self.project, self.vocabulary, self.spec = project, vocabulary, spec
+        self.rater_id, self.note, self.query_ids, self.created = rater_id, note, set(), Counter()
+        self.import_id, self.now = uuid.uuid4(), timezone.now()
+        self.accounts: dict[str, int] = {}
+        self.account_names: list[str] = []
+        self.staging = Staging(Judgement, JUDGEMENT_COLUMNS)
+
+    def write(self, rows) -> None:
+        self.created["documents"] += add_documents_by_key(self.project, self.vocabulary, rows)
+        self.created["queries"] += add_queries(self.project, self.vocabulary, rows, self.spec)
+        if self.spec.raters == "accounts":
+            self._add_accounts(rows)
+        queries, documents = self.vocabulary.qids, self.vocabulary.documents
+        resolved = [
+            (
+                row.query_id or queries[row.query_key],
+                row.document_id or documents[row.document_key],
+                row,
+            )
+            for row in rows
+        ]
+        self.query_ids.update(query for query, _, _ in resolved)
+        # Formatting in Python is the slow part of an import: what every row shares
+        # is formatted once per batch.
+        fixed = f"{Judgement.Source.IMPORT.value}\t{self.import_id}"
+        note, now = copy_value(self.note), copy_value(self.now)
+        self.staging.copy(
+            f"{query}\t{document}\t{self._rater(row)}\t{row.kind}\t"
+            f"{copy_value(row.grade)}\t{copy_value(row.note) if row.note else note}\t"
+            f"{copy_value(row.created_at) if row.created_at else now}\t{fixed}\t"
+            f"{copy_value(row.event_id)}\t{'t' if row.created_at else 'f'}\n"
+            for query, document, row in resolved
+        )
+
+    def _rater(self, row) -> int:
+        return row.rater_id or (self.accounts[row.rater_key] if row.rater_key else self.rater_id)
+
+    def finish(self) -> int:
+        """Write the new events; return how many there were."""
+        names = ", ".join(name for name in JUDGEMENT_COLUMNS if name != "timed")
+        rows = ALL_EVENTS if self.spec.raters == "import" else NEW_EVENTS
+        select = rows.format(names=names, table=self.staging.table)
+        return self.staging.insert(names.split(", "), select, {"project": self.project.pk})
+
+    def _add_accounts(self, rows) -> None:
+        keys = {row.rater_key for row in rows if row.rater_key} - set(self.accounts)
+        if not keys:
+            return
+        found = _accounts_for(keys)
+        missing = sorted(keys - set(found))
+        refused = [key for key, user in found.items() if not _may_rate(user)]
+        if refused:
+            message = f"These users are not active raters: {', '.join(refused[:10])}."
+            raise ImportRejected([LineError(None, "user_email", message)], 1)
+        for key in missing:
+            found[key] = _account_create(key)
+        self.accounts.update({key: user.pk for key, user in found.items()})
+        self.created["raters"] += len(missing)
+        self.account_names += missing
+
+
+def _accounts_for(keys: set[str]) -> dict[str, User]:
+    """Users whose e-mail (or, for keys without @, username) is one of ``keys``."""
+    users = User.objects.annotate(lower_email=Lower("email"), lower_name=Lower("username"))
+    found = {}
+    for user in users.filter(lower_email__in=keys).prefetch_related("groups"):
+        found.setdefault(user.lower_email, user)
+    names = {_judge_username(key): key for key in keys if "@" not in key}
+    for user in users.filter(lower_name__in=list(names)).prefetch_related("groups"):
+        found.setdefault(names[user.lower_name], user)
+    return found
+
+
+def _may_rate(user) -> bool:
+    from judgements.roles import can_rate
+
+    return can_rate(user)
+
+
+def _judge_username(key: str) -> str:
+    return f"judge-{key}"[:150].lower()
+
+
+def _account_create(key: str) -> User:
+    """A rater account for a Quepid e-mail (or AI judge name): no usable password until
+    an admin sets one."""
+    username = key[:150] if "@" in key else _judge_username(key)
+    while User.objects.filter(username__iexact=username).exists():
+        username = f"{username[:140]}-{uuid.uuid4().hex[:6]}"
+    user = User(username=username, email=key if "@" in key else "", is_active=True)
+    user.set_unusable_password()
+    user.save()
+    user.groups.add(Group.objects.get(name=Role.RATER.value))
+    return user
+
+
+def import_rater(project: Project) -> User:
+    """The user that imported judgements without a rater of their own are recorded under.
+
+    One per project, so that an import counts as one more rater of each pair it grades
+    (a second import of the same tool's grades replaces the first as that rater's
+    current grades). It cannot log in and holds no role.
+    """
+    user, created = User.objects.get_or_create(
+        username=f"import.{project.slug}",
+        defaults={"first_name": "Imported", "last_name": project.name[:150], "is_active": False},
+    )
+    if created:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    return user

@@ -1,0 +1,96 @@
+"""Benchmark generate_load at the size of issue 16: 10,000 queries x 100 hits x 3 result
+lists and 1,000,000 judgements, with and without the secondary indexes deferred.
+
+Run as ``.venv/bin/python tests/bench/bench_generate_load.py`` (``BENCH_QUERIES`` and
+``BENCH_JUDGEMENTS`` make it smaller). It is not a pytest test, and it works on the
+development database, in projects of its own that it deletes at the end. Target: under
+60 s each way (before issue 16 the per-statement triggers probed indexes the load had
+dropped: 500 queries took 213 s). After each build, ``derived_state --check`` must find
+every derived table equal to its recomputation from the log.
+
+- "indexes deferred": the tables hold fewer rows than the load brings, so their
+  secondary indexes are dropped and rebuilt once (as on a fresh database);
+- "indexes kept": a second project is built while the first is still there, so the
+  tables hold as many rows as the load and every index is updated row by row.
+"""
+
+import os
+import sys
+import time
+from io import StringIO
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+import django
+
+django.setup()
+
+from django.core.management import call_command  # noqa: E402
+from django.db import transaction  # noqa: E402
+
+from judgements import bulk  # noqa: E402
+from judgements.models import Hit  # noqa: E402
+
+QUERIES = int(os.environ.get("BENCH_QUERIES", 10_000))
+JUDGEMENTS = int(os.environ.get("BENCH_JUDGEMENTS", 1_000_000))
+TARGET_SECONDS = 60.0
+SLUGS = ("bench-load-first", "bench-load-second")
+
+
+@transaction.atomic
+def drop(slug: str) -> None:
+    bulk.skip_foreign_key_checks()
+    bulk.project_delete_fast(slug)
+
+
+def build(slug: str) -> float:
+    started = time.perf_counter()
+    call_command(
+        "generate_load",
+        queries=QUERIES,
+        hits_per_query=100,
+        result_lists=3,
+        judgements=JUDGEMENTS,
+        slug=slug,
+        stdout=sys.stdout,
+    )
+    return time.perf_counter() - started
+
+
+def check(slug: str) -> tuple[bool, float]:
+    started = time.perf_counter()
+    output = StringIO()
+    try:
+        call_command("derived_state", check=True, project=slug, stdout=output)
+        clean = True
+    except SystemExit:
+        clean = False
+    print(output.getvalue().strip())
+    return clean, time.perf_counter() - started
+
+
+def main() -> None:
+    for slug in SLUGS:
+        drop(slug)
+    results = []
+    for slug, label in zip(SLUGS, ("indexes deferred", "indexes kept"), strict=True):
+        before = bulk.estimated_rows(Hit)
+        seconds = build(slug)
+        clean, checked = check(slug)
+        results.append((label, before, seconds, clean, checked))
+    for slug in SLUGS:
+        drop(slug)
+    print(f"\ngenerate_load, {QUERIES:,} queries x 100 hits x 3 lists, {JUDGEMENTS:,} judgements")
+    for label, before, seconds, clean, checked in results:
+        verdict = "ok" if seconds < TARGET_SECONDS else f"SLOWER than {TARGET_SECONDS:.0f} s"
+        state = "clean" if clean else "DIFFERENCES"
+        print(
+            f"  {label:<17} (hits table held ~{before:,} rows) {seconds:7.1f} s  {verdict};"
+            f" derived_state --check {state} in {checked:.1f} s"
+        )
+
+
+if __name__ == "__main__":
+    main()
