@@ -90,7 +90,6 @@ def judgement_events(
 
 
 def timestamps(plan: LoadPlan, seconds: np.ndarray) -> np.ndarray:
-    """ISO-8601 UTC strings ``seconds`` after the start of the plan's period."""
+    """UTC moments (numpy datetime64) ``seconds`` after the start of the plan's period."""
     start = np.datetime64(plan.end.replace(tzinfo=None) - dt.timedelta(days=plan.days), "s")
-    moments = start + seconds.astype("timedelta64[s]")
-    return np.char.add(np.datetime_as_string(moments, unit="s"), "+00:00")
+    return start + seconds.astype("timedelta64[s]")

@@ -109,7 +109,10 @@ def _generated_queries(project: Project, plan: LoadPlan) -> np.ndarray:
             "text": np.char.add("synthetic query ", numbers),
             "external_id": np.full(plan.queries, ""),
             "description": np.full(plan.queries, ""),
-            "created_at": np.full(plan.queries, project.created_at.isoformat()),
+            "created_at": np.full(
+                plan.queries,
+                np.datetime64(project.created_at.astimezone(dt.UTC).replace(tzinfo=None)),
+            ),
         },
     )
     return ids

@@ -1,15 +1,18 @@
-"""Bulk loads without per-statement triggers, and one set-based rebuild of what they touched.
+"""Bulk loads without per-statement triggers, and one set-based rebuild of a project.
 
 The triggers of ``judgements/sql/`` recount the derived tables after every statement on
-judgements, hits and pair grades. A bulk load writes millions of rows in a few
-statements, often with indexes dropped (``judgements.bulk.indexes_deferred``), and the
-triggers' per-pair index probes then fall off a cliff. Inside ``deferred()`` those
+judgements, hits and pair grades, probing an index per pair touched: right for a grade
+or an upload, a cliff for a load of millions of rows. Inside ``deferred()`` those
 triggers do nothing (their WHEN reads ``judgements.defer_derived``, set with SET LOCAL
-so that it ends with the transaction); ``rebuild()`` then calls the triggers' own
-functions once, over every pair and query of the scope, with the indexes back.
+so that it ends with the transaction); ``rebuild()`` then recomputes the project's pair
+grades, packed summaries and pool in a few whole-table statements (sequential scans,
+one sort of the log, hash joins), with no per-pair probe, ON CONFLICT or row lock.
 
-The triggers on the pool (the tallies), on analysts' requests and on projects still
-fire: the rebuild writes the pool in a few statements, and the tallies follow it.
+That is only right while nobody else writes the project: a load's new project inside
+its own transaction, or ``repair()``, which first locks the log, the hits and the
+requests against writers (graders then wait for it, and none of their statements can
+interleave). The triggers on the pool (the tallies), on analysts' requests and on
+projects still fire.
 """
 
 import time
@@ -19,60 +22,145 @@ from django.db import connection, transaction
 
 SETTING = "judgements.defer_derived"
 
-# The project's queries, or those of them listed in %(queries)s when it is not NULL.
-SCOPE = """
-    SELECT id FROM judgements_query
-    WHERE project_id = %(project)s
-      AND (%(queries)s::bigint[] IS NULL OR id = ANY(%(queries)s::bigint[]))
+# Each rater's current answer on each pair of the project: the rule of
+# judgements_current_answers() (judgements/sql/pair_grades.sql), newest event by
+# created_at then id, spelled over the whole project at once as one sort of its log
+# instead of an index probe per pair. tests/judgements/test_rebuild.py holds the two to
+# the same answers.
+ANSWERS_SQL = """
+CREATE TEMPORARY TABLE rebuild_answers ON COMMIT DROP AS
+SELECT DISTINCT ON (event.query_id, event.document_id, event.rater_id)
+       event.query_id, event.document_id, event.rater_id, event.kind, event.grade,
+       event.created_at
+FROM judgements_judgement event
+WHERE event.query_id IN (SELECT id FROM judgements_query WHERE project_id = %(project)s)
+ORDER BY event.query_id, event.document_id, event.rater_id, event.created_at DESC,
+         event.id DESC;
+ANALYZE rebuild_answers;
 """
 
-PAIR_GRADES_SQL = f"""
-WITH pairs AS (
-    SELECT DISTINCT query_id, document_id FROM judgements_judgement
-    WHERE query_id IN ({SCOPE})
-    UNION
-    SELECT query_id, document_id FROM judgements_pairgrade
-    WHERE query_id IN ({SCOPE})
-)
-SELECT judgements_pair_grades_recount(
-    coalesce(array_agg(query_id ORDER BY query_id, document_id), '{{}}'),
-    coalesce(array_agg(document_id ORDER BY query_id, document_id), '{{}}'),
-    true)
-FROM pairs;
--- A row whose events are all gone (none can be: the log is append-only, and deleting
--- events goes with their pair's row) is dropped, as the oracle has none.
+# judgements_pair_grades_counted() over every pair with an event, then the project's
+# rows made equal to it: stale rows updated, missing ones added, others deleted.
+PAIR_GRADES_SQL = """
+CREATE TEMPORARY TABLE rebuild_pair_grades ON COMMIT DROP AS
+SELECT query_id, document_id,
+       coalesce(array_agg(grade ORDER BY grade, rater_id) FILTER (WHERE kind = 'grade'),
+                '{}') AS grades,
+       coalesce(array_agg(rater_id ORDER BY grade, rater_id) FILTER (WHERE kind = 'grade'),
+                '{}') AS raters
+FROM rebuild_answers
+GROUP BY query_id, document_id;
 DELETE FROM judgements_pairgrade pair
-WHERE pair.query_id IN ({SCOPE})
+WHERE pair.project_id = %(project)s
   AND NOT EXISTS (
-      SELECT FROM judgements_judgement event
-      WHERE event.query_id = pair.query_id AND event.document_id = pair.document_id);
+      SELECT FROM rebuild_pair_grades counted
+      WHERE counted.query_id = pair.query_id AND counted.document_id = pair.document_id);
+UPDATE judgements_pairgrade pair
+SET graded = cardinality(counted.grades), lowest = counted.grades[1],
+    highest = counted.grades[cardinality(counted.grades)], grades = counted.grades,
+    raters = counted.raters
+FROM rebuild_pair_grades counted
+WHERE pair.project_id = %(project)s
+  AND pair.query_id = counted.query_id AND pair.document_id = counted.document_id
+  AND (pair.graded, pair.grades, pair.raters)
+      IS DISTINCT FROM (cardinality(counted.grades), counted.grades, counted.raters);
+INSERT INTO judgements_pairgrade
+    (project_id, query_id, document_id, graded, lowest, highest, grades, raters)
+SELECT %(project)s, counted.query_id, counted.document_id, cardinality(counted.grades),
+       counted.grades[1], counted.grades[cardinality(counted.grades)], counted.grades,
+       counted.raters
+FROM rebuild_pair_grades counted
+WHERE NOT EXISTS (
+    SELECT FROM judgements_pairgrade pair
+    WHERE pair.query_id = counted.query_id AND pair.document_id = counted.document_id)
+ORDER BY counted.query_id, counted.document_id;
 """
 
-SUMMARIES_SQL = f"""
+# The triggers' own function, over every query and result list of the project: it is
+# set-based already (one aggregate over the hits, one over the pair grades).
+SUMMARIES_SQL = """
 SELECT judgements_grade_summaries_refresh(
-    (SELECT coalesce(array_agg(id ORDER BY id), '{{}}') FROM ({SCOPE}) AS scoped),
+    (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM judgements_query
+     WHERE project_id = %(project)s),
     true,
-    (SELECT coalesce(array_agg(id ORDER BY id), '{{}}') FROM judgements_resultlist
+    (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM judgements_resultlist
      WHERE project_id = %(project)s));
 """
 
-QUEUE_SQL = f"""
-WITH pairs AS (
-    SELECT hit.query_id, hit.document_id FROM judgements_hit hit
-    WHERE hit.query_id IN ({SCOPE})
-      AND hit.rank <= (SELECT pool_depth FROM judgements_project WHERE id = %(project)s)
-    UNION
-    SELECT query_id, document_id FROM judgements_queuerequest
-    WHERE query_id IN ({SCOPE})
-    UNION
-    SELECT query_id, document_id FROM judgements_queuepair
-    WHERE query_id IN ({SCOPE})
+# judgements_queue_repool() and judgements_queue_recount() over the whole project: the
+# pairs in the top pool_depth hits of any list, or at any depth when an analyst asked
+# for more grades, each with its best rank, its count of current grades, who answered
+# it on which day and the most grades asked for.
+QUEUE_SQL = """
+CREATE TEMPORARY TABLE rebuild_pool ON COMMIT DROP AS
+WITH requested AS (
+    SELECT query_id, document_id, max(wanted) AS wanted
+    FROM judgements_queuerequest
+    WHERE project_id = %(project)s
+    GROUP BY query_id, document_id
+),
+pooled AS (
+    SELECT hit.query_id, hit.document_id, min(hit.rank) AS best_rank,
+           coalesce(max(requested.wanted), 0) AS wanted
+    FROM judgements_hit hit
+    JOIN judgements_resultlist run ON run.id = hit.result_list_id
+    JOIN judgements_project project ON project.id = run.project_id
+    LEFT JOIN requested USING (query_id, document_id)
+    WHERE run.project_id = %(project)s
+      AND (hit.rank <= project.pool_depth OR requested.query_id IS NOT NULL)
+    GROUP BY hit.query_id, hit.document_id
+),
+counted AS (
+    SELECT pooled.query_id, pooled.document_id,
+           count(answer.kind) FILTER (WHERE answer.kind = 'grade') AS grades,
+           coalesce(
+               jsonb_object_agg(answer.rater_id, (answer.created_at AT TIME ZONE 'UTC')::date)
+                   FILTER (WHERE answer.kind IN ('grade', 'cant_tell')),
+               '{}') AS answered
+    FROM pooled
+    LEFT JOIN rebuild_answers answer USING (query_id, document_id)
+    GROUP BY pooled.query_id, pooled.document_id
 )
-SELECT judgements_queue_repool(
-    coalesce(array_agg(query_id ORDER BY query_id, document_id), '{{}}'),
-    coalesce(array_agg(document_id ORDER BY query_id, document_id), '{{}}'))
-FROM pairs;
+SELECT pooled.query_id, pooled.document_id, pooled.best_rank, counted.grades,
+       greatest(project.judges_per_pair, pooled.wanted) - counted.grades AS needed,
+       counted.answered, pooled.wanted
+FROM pooled
+JOIN counted USING (query_id, document_id)
+CROSS JOIN judgements_project project
+WHERE project.id = %(project)s;
+-- Leases on pairs that leave the pool go with them, as judgements_queue_repool() does.
+DELETE FROM judgements_queuelease lease
+USING judgements_queuepair pair
+WHERE pair.project_id = %(project)s
+  AND lease.query_id = pair.query_id AND lease.document_id = pair.document_id
+  AND NOT EXISTS (
+      SELECT FROM rebuild_pool pool
+      WHERE pool.query_id = pair.query_id AND pool.document_id = pair.document_id);
+DELETE FROM judgements_queuepair pair
+WHERE pair.project_id = %(project)s
+  AND NOT EXISTS (
+      SELECT FROM rebuild_pool pool
+      WHERE pool.query_id = pair.query_id AND pool.document_id = pair.document_id);
+UPDATE judgements_queuepair pair
+SET best_rank = pool.best_rank, grades = pool.grades, needed = pool.needed,
+    answered = pool.answered, wanted = pool.wanted
+FROM rebuild_pool pool
+WHERE pair.project_id = %(project)s
+  AND pair.query_id = pool.query_id AND pair.document_id = pool.document_id
+  AND (pair.best_rank, pair.grades, pair.needed, pair.answered, pair.wanted)
+      IS DISTINCT FROM (pool.best_rank, pool.grades, pool.needed, pool.answered, pool.wanted);
+INSERT INTO judgements_queuepair
+    (project_id, query_id, document_id, best_rank, grades, needed, answered, wanted)
+SELECT %(project)s, pool.query_id, pool.document_id, pool.best_rank, pool.grades,
+       pool.needed, pool.answered, pool.wanted
+FROM rebuild_pool pool
+WHERE NOT EXISTS (
+    SELECT FROM judgements_queuepair pair
+    WHERE pair.query_id = pool.query_id AND pair.document_id = pool.document_id)
+ORDER BY pool.query_id, pool.document_id;
 """
+
+CLEAN_UP_SQL = "DROP TABLE rebuild_answers, rebuild_pair_grades, rebuild_pool;"
 
 
 @contextmanager
@@ -89,41 +177,35 @@ def deferred():
         cursor.execute(f"SET LOCAL {SETTING} = 'off'")
 
 
-PARTS = {"pair grades": PAIR_GRADES_SQL, "summaries": SUMMARIES_SQL, "pool": QUEUE_SQL}
+# In the triggers' order: the log's current answers, the pair grades that read them, the
+# summaries that read the pair grades, then the pool.
+PARTS = {
+    "current answers": ANSWERS_SQL,
+    "pair grades": PAIR_GRADES_SQL,
+    "summaries": SUMMARIES_SQL,
+    "pool": QUEUE_SQL,
+}
 
-# Queries per rebuild statement: their pairs' arrays stay small enough to plan quickly
-# and to sort in memory, and each batch locks only its own rows.
-BATCH_QUERIES = 2000
 
+def rebuild(project_id: int) -> dict[str, float]:
+    """Recompute the pair grades, packed summaries and pool of a project nobody else is
+    writing (see the module's docstring) from its log, hits and requests.
 
-def rebuild(project_id: int, query_ids=None) -> dict[str, float]:
-    """Recompute the pair grades, packed summaries and pool of ``query_ids`` (all the
-    project's queries when None) from the log, the hits and the requests.
-
-    The same functions the triggers run, over batches of queries in id order, each in
-    the triggers' order (pair grades, then the summaries that read them, then the pool),
-    so they lock rows in the order grading does. Returns the seconds each part took.
+    Returns the seconds each part took.
     """
-    if query_ids is None:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT id FROM judgements_query WHERE project_id = %s ORDER BY id", [project_id]
-            )
-            query_ids = [query for (query,) in cursor.fetchall()]
-    query_ids = sorted(query_ids)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT current_setting(%s, true), current_setting('work_mem')", [SETTING])
         before, work_mem = cursor.fetchone()
-        # The triggers that follow pair grades run once below, not per statement.
+        # The triggers that follow pair grades run once below, not per statement; the
+        # sorts and hashes of a million-event project stay in memory.
         cursor.execute(f"SET LOCAL {SETTING} = 'on'")
-        cursor.execute("SET LOCAL work_mem = '64MB'")
-        seconds = dict.fromkeys(PARTS, 0.0)
-        for start in range(0, len(query_ids), BATCH_QUERIES):
-            params = {"project": project_id, "queries": query_ids[start : start + BATCH_QUERIES]}
-            for part, statement in PARTS.items():
-                started = time.perf_counter()
-                cursor.execute(statement, params)
-                seconds[part] += time.perf_counter() - started
+        cursor.execute("SET LOCAL work_mem = '256MB'")
+        seconds = {}
+        for part, statement in PARTS.items():
+            started = time.perf_counter()
+            cursor.execute(statement, {"project": project_id})
+            seconds[part] = time.perf_counter() - started
+        cursor.execute(CLEAN_UP_SQL)
         cursor.execute(
             "SELECT set_config(%s, %s, true), set_config('work_mem', %s, true)",
             [SETTING, before or "off", work_mem],
@@ -176,6 +258,11 @@ def repair(project_id: int) -> None:
     from metrics.models import StaleQuery
     from metrics.revisions import revisions_recount
 
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "LOCK TABLE judgements_judgement, judgements_hit, judgements_queuerequest"
+            " IN SHARE MODE"
+        )
     rebuild(project_id)
     packed_fill(project_id)
     with connection.cursor() as cursor:

@@ -14,8 +14,8 @@
 -- summaries before the queue, as grading does. Origin: migration 0008; marking instead
 -- of per-policy SQL since 0019.
 -- Bulk loads skip these triggers (SET LOCAL judgements.defer_derived = on, the WHEN of
--- each trigger) and rebuild what they touched once, with the same functions
--- (judgements/derived/rebuild.py). Deferral: migration 0021.
+-- each trigger) and rebuild the project once, set-based, in judgements/derived/rebuild.py
+-- (one sort of its log, no per-pair probe). Deferral: migration 0021.
 
 CREATE OR REPLACE FUNCTION judgements_grade_summaries_refresh(changed_queries bigint[], add_missing boolean, changed_lists bigint[])
  RETURNS void

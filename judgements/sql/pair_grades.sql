@@ -13,8 +13,8 @@
 -- fire before the queue's (trigger names sort "pair_" before "queue_").
 -- Origin: migration 0005; arrays instead of per-policy columns since 0019.
 -- Bulk loads skip these triggers (SET LOCAL judgements.defer_derived = on, the WHEN of
--- each trigger) and rebuild what they touched once, with the same functions
--- (judgements/derived/rebuild.py). Deferral: migration 0021.
+-- each trigger) and rebuild the project once, set-based, in judgements/derived/rebuild.py
+-- (one sort of its log, no per-pair probe). Deferral: migration 0021.
 
 -- The one rule for "a rater's current answer": each rater's newest event on a pair, by
 -- created_at then id, read per pair through judgement_latest_idx. The ORM's twin is

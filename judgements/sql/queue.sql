@@ -4,8 +4,8 @@
 -- on hits, judgements, requests and projects keep it in step, fired ALWAYS.
 -- Origin: migrations 0004 (pool), 0007 (requests) and 0009 (linear in the pairs touched).
 -- Bulk loads skip these triggers (SET LOCAL judgements.defer_derived = on, the WHEN of
--- each trigger) and rebuild what they touched once, with the same functions
--- (judgements/derived/rebuild.py). Deferral: migration 0021.
+-- each trigger) and rebuild the project once, set-based, in judgements/derived/rebuild.py
+-- (one sort of its log, no per-pair probe). Deferral: migration 0021.
 
 CREATE OR REPLACE FUNCTION judgements_queue_recount(pair_queries bigint[], pair_documents bigint[])
  RETURNS void

@@ -71,7 +71,7 @@ def test_judgements_are_written_in_one_statement_and_the_derived_tables_rebuilt_
     sql = [query["sql"] for query in statements.captured_queries]
     inserts = [text for text in sql if text.startswith('INSERT INTO "judgements_judgement"')]
     assert len(inserts) == 1
-    assert sum("judgements_pair_grades_recount" in text for text in sql) == 1
+    assert sum(text.startswith("\nCREATE TEMPORARY TABLE rebuild_answers") for text in sql) == 1
     project = Project.objects.get(slug="outdoor-gear")
     assert list(differences(project)) == []
 
