@@ -5,14 +5,15 @@ judgements, hits and pair grades, probing an index per pair touched: right for a
 or an upload, a cliff for a load of millions of rows. Inside ``deferred()`` those
 triggers do nothing (their WHEN reads ``judgements.defer_derived``, set with SET LOCAL
 so that it ends with the transaction); ``rebuild()`` then recomputes the project's pair
-grades, packed summaries and pool in a few whole-table statements (sequential scans,
-one sort of the log, hash joins), with no per-pair probe, ON CONFLICT or row lock.
+grades and pool in a few whole-table statements (one sort of its log, hash joins), with
+no per-pair probe, ON CONFLICT or row lock, and its packed summaries with the
+triggers' own function over all its queries, which is set-based already.
 
 That is only right while nobody else writes the project: a load's new project inside
-its own transaction, or ``repair()``, which first locks the log, the hits and the
-requests against writers (graders then wait for it, and none of their statements can
-interleave). The triggers on the pool (the tallies), on analysts' requests and on
-projects still fire.
+its own transaction, or ``repair()``, which first locks the log, the hits, the requests
+and the projects against writers (graders then wait for it, and none of their
+statements can interleave). The triggers on the pool (the tallies), on analysts'
+requests and on projects still fire.
 """
 
 import time
@@ -259,9 +260,11 @@ def repair(project_id: int) -> None:
     from metrics.revisions import revisions_recount
 
     with connection.cursor() as cursor:
+        # Graders, uploads, analysts' requests and settings changes wait for the repair
+        # (rebuild() is right only while nobody writes what it reads).
         cursor.execute(
-            "LOCK TABLE judgements_judgement, judgements_hit, judgements_queuerequest"
-            " IN SHARE MODE"
+            "LOCK TABLE judgements_judgement, judgements_hit, judgements_queuerequest,"
+            " judgements_project IN SHARE MODE"
         )
     rebuild(project_id)
     packed_fill(project_id)
