@@ -100,16 +100,24 @@ WITH requested AS (
     WHERE project_id = %(project)s
     GROUP BY query_id, document_id
 ),
-pooled AS (
-    SELECT hit.query_id, hit.document_id, min(hit.rank) AS best_rank,
-           coalesce(max(requested.wanted), 0) AS wanted
+candidates AS (
+    -- Filtered on rank as the hits are read, so that only the pool's few are grouped.
+    SELECT hit.query_id, hit.document_id, hit.rank
     FROM judgements_hit hit
     JOIN judgements_resultlist run ON run.id = hit.result_list_id
-    JOIN judgements_project project ON project.id = run.project_id
-    LEFT JOIN requested USING (query_id, document_id)
     WHERE run.project_id = %(project)s
-      AND (hit.rank <= project.pool_depth OR requested.query_id IS NOT NULL)
-    GROUP BY hit.query_id, hit.document_id
+      AND hit.rank <= (SELECT pool_depth FROM judgements_project WHERE id = %(project)s)
+    UNION ALL
+    SELECT hit.query_id, hit.document_id, hit.rank
+    FROM requested
+    JOIN judgements_hit hit USING (query_id, document_id)
+),
+pooled AS (
+    SELECT candidates.query_id, candidates.document_id, min(candidates.rank) AS best_rank,
+           coalesce(max(requested.wanted), 0) AS wanted
+    FROM candidates
+    LEFT JOIN requested USING (query_id, document_id)
+    GROUP BY candidates.query_id, candidates.document_id
 ),
 counted AS (
     SELECT pooled.query_id, pooled.document_id,
