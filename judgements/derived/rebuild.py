@@ -40,42 +40,54 @@ ORDER BY event.query_id, event.document_id, event.rater_id, event.created_at DES
 ANALYZE rebuild_answers;
 """
 
-# judgements_pair_grades_counted() over every pair with an event, then the project's
-# rows made equal to it: stale rows updated, missing ones added, others deleted.
-PAIR_GRADES_SQL = """
-CREATE TEMPORARY TABLE rebuild_pair_grades ON COMMIT DROP AS
-SELECT query_id, document_id,
-       coalesce(array_agg(grade ORDER BY grade, rater_id) FILTER (WHERE kind = 'grade'),
-                '{}') AS grades,
-       coalesce(array_agg(rater_id ORDER BY grade, rater_id) FILTER (WHERE kind = 'grade'),
-                '{}') AS raters
-FROM rebuild_answers
-GROUP BY query_id, document_id;
-DELETE FROM judgements_pairgrade pair
-WHERE pair.project_id = %(project)s
+
+def made_equal(table: str, counted: str, columns: tuple[str, ...]) -> str:
+    """Statements that make the project's rows of ``table``, keyed by (query, document),
+    equal to those of the temporary table ``counted``: rows it lacks deleted, stale ones
+    updated, missing ones added in key order."""
+    values = ", ".join(f"counted.{column}" for column in columns)
+    return f"""
+DELETE FROM {table} derived
+WHERE derived.project_id = %(project)s
   AND NOT EXISTS (
-      SELECT FROM rebuild_pair_grades counted
-      WHERE counted.query_id = pair.query_id AND counted.document_id = pair.document_id);
-UPDATE judgements_pairgrade pair
-SET graded = cardinality(counted.grades), lowest = counted.grades[1],
-    highest = counted.grades[cardinality(counted.grades)], grades = counted.grades,
-    raters = counted.raters
-FROM rebuild_pair_grades counted
-WHERE pair.project_id = %(project)s
-  AND pair.query_id = counted.query_id AND pair.document_id = counted.document_id
-  AND (pair.graded, pair.grades, pair.raters)
-      IS DISTINCT FROM (cardinality(counted.grades), counted.grades, counted.raters);
-INSERT INTO judgements_pairgrade
-    (project_id, query_id, document_id, graded, lowest, highest, grades, raters)
-SELECT %(project)s, counted.query_id, counted.document_id, cardinality(counted.grades),
-       counted.grades[1], counted.grades[cardinality(counted.grades)], counted.grades,
-       counted.raters
-FROM rebuild_pair_grades counted
+      SELECT FROM {counted} counted
+      WHERE counted.query_id = derived.query_id AND counted.document_id = derived.document_id);
+UPDATE {table} derived
+SET {", ".join(f"{column} = counted.{column}" for column in columns)}
+FROM {counted} counted
+WHERE derived.project_id = %(project)s
+  AND derived.query_id = counted.query_id AND derived.document_id = counted.document_id
+  AND ({", ".join(f"derived.{column}" for column in columns)}) IS DISTINCT FROM ({values});
+INSERT INTO {table} (project_id, query_id, document_id, {", ".join(columns)})
+SELECT %(project)s, counted.query_id, counted.document_id, {values}
+FROM {counted} counted
 WHERE NOT EXISTS (
-    SELECT FROM judgements_pairgrade pair
-    WHERE pair.query_id = counted.query_id AND pair.document_id = counted.document_id)
+    SELECT FROM {table} derived
+    WHERE derived.query_id = counted.query_id AND derived.document_id = counted.document_id)
 ORDER BY counted.query_id, counted.document_id;
 """
+
+
+# judgements_pair_grades_counted() over every pair with an event, then the project's
+# rows made equal to it.
+PAIR_GRADES_SQL = """
+CREATE TEMPORARY TABLE rebuild_pair_grades ON COMMIT DROP AS
+SELECT query_id, document_id, cardinality(grades) AS graded, grades[1] AS lowest,
+       grades[cardinality(grades)] AS highest, grades, raters
+FROM (
+    SELECT query_id, document_id,
+           coalesce(array_agg(grade ORDER BY grade, rater_id) FILTER (WHERE kind = 'grade'),
+                    '{}') AS grades,
+           coalesce(array_agg(rater_id ORDER BY grade, rater_id)
+                        FILTER (WHERE kind = 'grade'), '{}') AS raters
+    FROM rebuild_answers
+    GROUP BY query_id, document_id
+) AS aggregated;
+""" + made_equal(
+    "judgements_pairgrade",
+    "rebuild_pair_grades",
+    ("graded", "lowest", "highest", "grades", "raters"),
+)
 
 # The triggers' own function, over every query and result list of the project: it is
 # set-based already (one aggregate over the hits, one over the pair grades).
@@ -145,29 +157,11 @@ WHERE pair.project_id = %(project)s
   AND NOT EXISTS (
       SELECT FROM rebuild_pool pool
       WHERE pool.query_id = pair.query_id AND pool.document_id = pair.document_id);
-DELETE FROM judgements_queuepair pair
-WHERE pair.project_id = %(project)s
-  AND NOT EXISTS (
-      SELECT FROM rebuild_pool pool
-      WHERE pool.query_id = pair.query_id AND pool.document_id = pair.document_id);
-UPDATE judgements_queuepair pair
-SET best_rank = pool.best_rank, grades = pool.grades, needed = pool.needed,
-    answered = pool.answered, wanted = pool.wanted
-FROM rebuild_pool pool
-WHERE pair.project_id = %(project)s
-  AND pair.query_id = pool.query_id AND pair.document_id = pool.document_id
-  AND (pair.best_rank, pair.grades, pair.needed, pair.answered, pair.wanted)
-      IS DISTINCT FROM (pool.best_rank, pool.grades, pool.needed, pool.answered, pool.wanted);
-INSERT INTO judgements_queuepair
-    (project_id, query_id, document_id, best_rank, grades, needed, answered, wanted)
-SELECT %(project)s, pool.query_id, pool.document_id, pool.best_rank, pool.grades,
-       pool.needed, pool.answered, pool.wanted
-FROM rebuild_pool pool
-WHERE NOT EXISTS (
-    SELECT FROM judgements_queuepair pair
-    WHERE pair.query_id = pool.query_id AND pair.document_id = pool.document_id)
-ORDER BY pool.query_id, pool.document_id;
-"""
+""" + made_equal(
+    "judgements_queuepair",
+    "rebuild_pool",
+    ("best_rank", "grades", "needed", "answered", "wanted"),
+)
 
 CLEAN_UP_SQL = "DROP TABLE rebuild_answers, rebuild_pair_grades, rebuild_pool;"
 
