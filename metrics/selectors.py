@@ -62,7 +62,10 @@ FROM (
 # row of megabytes costs PostgreSQL and libpq about twice what the same bytes in rows
 # of ~100 kB cost, and sorting the rows in SQL would spill them to disk.
 STORED_RANKED_SQL = f"""
-WITH span AS (
+WITH guard AS MATERIALIZED (
+    -- Evaluated once: referenced twice below, an inlined guard would run twice.
+    SELECT {PACKED_CURRENT_SQL} AS current
+), span AS (
     SELECT min(query_id) AS low, max(query_id) AS high,
            greatest(%(chunk)s, (max(query_id) - min(query_id)) / 1024 + 1) AS width
     FROM judgements_rankedgrades
@@ -73,7 +76,7 @@ WITH span AS (
     FROM span, generate_series(0, (high - low) / width) AS i
 )
 SELECT guard.current, chunks.first, grades.*
-FROM (SELECT {PACKED_CURRENT_SQL} AS current) AS guard
+FROM guard
 LEFT JOIN chunks ON guard.current
 LEFT JOIN LATERAL (
     SELECT string_agg(int8send(query_id) || int4send(length(ranked) / 8)
