@@ -268,6 +268,11 @@ class Judgement(models.Model):
         IMPORT = "import", "import"
         DEMO = "demo", "demo data"
         GENERATED = "generated", "generated load"
+        # A machine judge's answer (machinejudges): out of every human number (migration
+        # 0015) until machine grades may enter the consensus.
+        MACHINE = "machine", "machine judge"
+        # An analyst's own grade replacing a machine judge's on one pair: a human event.
+        OVERRULE = "overrule", "analyst's overrule of a machine grade"
 
     # judgement_latest_idx and judgement_rater_idx lead with query and rater.
     query = models.ForeignKey(

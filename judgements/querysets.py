@@ -7,6 +7,11 @@ from judgements.roles import can_rate, is_analyst
 
 CONSENSUS_POLICIES = ("mean", "median", "majority", "quepid")
 
+# Machine judges' events (source "machine") count in no human number until machine grades
+# may enter the consensus (issue 17, phase B): the triggers' functions (migration 0015),
+# the SQL that replays the log and ``JudgementQuerySet.human()`` all apply this one rule.
+HUMAN_EVENT_SQL = "{alias}.source <> 'machine'"
+
 
 class ConsensusGrade(models.Aggregate):
     """The consensus of a group's grades under one policy: the SQL function
@@ -48,6 +53,10 @@ class JudgementQuerySet(models.QuerySet):
         """Only events recorded at or before ``moment``: the log as it was then."""
         return self.filter(created_at__lte=moment)
 
+    def human(self):
+        """Events of human raters only: machine judges' answers left out (HUMAN_EVENT_SQL)."""
+        return self.exclude(source=self.model.Source.MACHINE)
+
     def latest_per_rater(self):
         """Each rater's newest event per (query, document) pair: one DISTINCT ON query.
 
@@ -59,8 +68,9 @@ class JudgementQuerySet(models.QuerySet):
         )
 
     def current_grades(self):
-        """Each rater's current grade per pair, leaving out can't-tell and retracted answers."""
-        latest = self.latest_per_rater().values("id")
+        """Each human rater's current grade per pair, leaving out can't-tell and retracted
+        answers (and machine judges, see ``human``)."""
+        latest = self.human().latest_per_rater().values("id")
         return self.model.objects.filter(id__in=latest, kind=self.model.Kind.GRADE)
 
     def consensus(self, policy: str = "mean"):

@@ -17,6 +17,7 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from judgements.models import Document, Project, Query, QueueLease, QueuePair, QueueRequest
+from judgements.querysets import HUMAN_EVENT_SQL
 from judgements.roles import Role, can_rate, roles_of
 
 LEASE_DURATION = dt.timedelta(minutes=10)
@@ -431,7 +432,7 @@ class BulkRow:
     answer: str  # The rater's current answer as an answer choice; "" when none.
 
 
-BULK_PAIRS_SQL = """
+BULK_PAIRS_SQL = f"""
 WITH ranked AS (
     -- The query's documents down to the chosen depth, at their best rank in any list.
     SELECT hit.document_id, min(hit.rank) AS best_rank
@@ -443,7 +444,7 @@ newest AS (
     SELECT DISTINCT ON (event.document_id, event.rater_id)
         event.document_id, event.rater_id, event.kind, event.grade
     FROM judgements_judgement event
-    WHERE event.query_id = %(query)s
+    WHERE event.query_id = %(query)s AND {HUMAN_EVENT_SQL.format(alias="event")}
     ORDER BY event.document_id, event.rater_id, event.created_at DESC, event.id DESC
 )
 SELECT ranked.document_id, ranked.best_rank,

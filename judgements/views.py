@@ -69,8 +69,13 @@ def project(request, slug):
         "query_count": project.queries.count(),
         "document_count": project.documents.count(),
         "result_lists": project.result_lists.annotate(hit_count=Count("hits")),
-        "judgement_count": Judgement.objects.for_project(project).count(),
-        "rater_count": Judgement.objects.for_project(project).values("rater").distinct().count(),
+        "judgement_count": Judgement.objects.for_project(project).human().count(),
+        "rater_count": Judgement.objects.for_project(project)
+        .human()
+        .order_by()
+        .values("rater")
+        .distinct()
+        .count(),
     }
     return render(request, "judgements/project.html", ctx)
 

@@ -15,6 +15,7 @@ import numpy as np
 from django.db import connection
 from django.utils import timezone
 
+from judgements.querysets import HUMAN_EVENT_SQL
 from metrics import selectors
 from metrics.core import replay
 from metrics.models import POINT_FIELDS
@@ -22,12 +23,13 @@ from metrics.models import POINT_FIELDS
 # Binary COPY sends timestamptz as microseconds since this moment.
 POSTGRES_EPOCH = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
 
-LOG_SQL = """
+LOG_SQL = f"""
 SELECT j.query_id, j.document_id, j.rater_id, j.created_at, j.id,
        (j.kind = 'grade')::int4, COALESCE(j.grade, 0)::int4
 FROM judgements_judgement j
 JOIN judgements_query q ON q.id = j.query_id
 WHERE q.project_id = %(project)s AND j.created_at <= %(until)s
+  AND {HUMAN_EVENT_SQL.format(alias="j")}
 """
 LOG_COLUMNS = [
     ("query_id", ">i8"),

@@ -12,6 +12,7 @@ from datetime import datetime
 import numpy as np
 from django.db import connection
 
+from judgements.querysets import HUMAN_EVENT_SQL
 from metrics.core.consensus import POLICIES, consensus
 from metrics.core.segments import offsets_from_lengths, sorted_lookup
 
@@ -43,7 +44,7 @@ STORED_GRADES_COLUMNS = [
     ("consensus", ">f8"),
 ]
 
-CURRENT_GRADES_SQL = """
+CURRENT_GRADES_SQL = f"""
 WITH latest AS (
     SELECT DISTINCT ON (j.query_id, j.document_id, j.rater_id)
            j.query_id, j.document_id, j.kind, j.grade
@@ -51,6 +52,7 @@ WITH latest AS (
     JOIN judgements_query q ON q.id = j.query_id
     WHERE q.project_id = %(project)s
       AND j.created_at <= %(as_of)s
+      AND {HUMAN_EVENT_SQL.format(alias="j")}
       AND (%(queries)s::bigint[] IS NULL OR j.query_id = ANY(%(queries)s))
     ORDER BY j.query_id, j.document_id, j.rater_id, j.created_at DESC, j.id DESC
 )
