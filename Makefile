@@ -44,6 +44,8 @@ bench: $(VENV)/.installed-bench
 	$(PY) tests/bench/bench_dashboards.py
 	$(PY) tests/bench/bench_export.py
 	$(PY) tests/bench/bench_searchlogs.py
+	$(PY) tests/bench/bench_upload.py
+	$(PY) tests/bench/bench_delete.py
 	$(PY) tests/bench/bench_grading_load.py
 	$(PY) tests/bench/bench_api.py
 

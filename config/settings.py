@@ -105,7 +105,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "judgements:home"
+# A rater of a single project lands in its queue; everyone else on the projects page.
+LOGIN_REDIRECT_URL = "judgements:start"
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en-gb"
@@ -132,6 +133,9 @@ TASK_BACKENDS = {
     "database": "django_tasks_db.DatabaseBackend",
 }
 TASKS = {"default": {"BACKEND": TASK_BACKENDS[os.getenv("TASKS_BACKEND", "immediate")]}}
+# Uploads larger than this (pages and API) are imported by a background task, so that
+# the request returns at once however long the import takes; smaller ones in the request.
+UPLOAD_BACKGROUND_BYTES = envint("UPLOAD_BACKGROUND_BYTES", str(4 << 20))
 
 # The API: tokens for scripts, sessions for the browser (token first, so that an
 # anonymous request gets 401 with a WWW-Authenticate header rather than 403).
@@ -184,7 +188,12 @@ SPECTACULAR_SETTINGS = {
         "judgements.api.errors.schema_error_responses",
     ],
     # Metrics say where their numbers come from; judgements have a "source" of their own.
-    "ENUM_NAME_OVERRIDES": {"MetricSourceEnum": ["stored", "computed"]},
+    "ENUM_NAME_OVERRIDES": {
+        "MetricSourceEnum": ["stored", "computed"],
+        # Two models have a field named "kind": each enum keeps its model's name.
+        "JudgementKindEnum": "judgements.models.Judgement.Kind",
+        "JobKindEnum": "judgements.models.Job.Kind",
+    },
 }
 
 # Served over TLS (directly or behind a TLS-terminating proxy): redirect plain HTTP,
@@ -203,8 +212,14 @@ SECURE_REDIRECT_EXEMPT = [r"^health/$"]
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"client_errors": {"()": "config.logging.ClientErrorWithoutTraceback"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["client_errors"]},
+    },
     "root": {"handlers": ["console"], "level": os.getenv("LOG_LEVEL", "WARNING")},
+    # Django's own console handler would print each of its lines a second time beside
+    # the root's: its loggers hand their records to the root handler alone.
+    "loggers": {"django": {"handlers": [], "propagate": True}},
 }
 
 # Proxies in front of the app that append the client's address to X-Forwarded-For (a

@@ -1,14 +1,15 @@
 from django.urls import path, re_path
 
-from judgements.api import catalogue, errors, judging, tokens
+from judgements.api import catalogue, errors, judging, projects, tokens
 from metrics import api_urls as metrics_api
 from searchlogs import api_urls as searchlogs_api
 
 app_name = "api"
 urlpatterns = [
     path("token/", tokens.token_page, name="token"),
-    path("projects/", catalogue.ProjectListApi.as_view(), name="projects"),
-    path("projects/<slug:slug>/", catalogue.ProjectDetailApi.as_view(), name="project"),
+    path("projects/", projects.ProjectListApi.as_view(), name="projects"),
+    path("projects/<slug:slug>/", projects.ProjectDetailApi.as_view(), name="project"),
+    path("jobs/<uuid:pk>/", projects.JobDetailApi.as_view(), name="job"),
     path("projects/<slug:slug>/queries/", catalogue.QueryListApi.as_view(), name="queries"),
     path(
         "projects/<slug:slug>/queries/import/",

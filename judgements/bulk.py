@@ -66,6 +66,8 @@ def skip_foreign_key_checks() -> bool:
 
 
 PROJECT_TABLES_SQL = [
+    # Jobs about the project stay, so that a finished deletion can still be read.
+    "UPDATE judgements_job SET project_id = NULL WHERE project_id = %(project)s",
     # The packed summaries go first, so that the triggers of migration 0008 find no
     # query left to recompute when pair grades and hits go.
     "DELETE FROM judgements_rankedgrades WHERE result_list_id IN"
@@ -78,6 +80,7 @@ PROJECT_TABLES_SQL = [
     # (migration 0005) finds no pair left to recount.
     "DELETE FROM judgements_pairgrade WHERE project_id = %(project)s",
     "DELETE FROM judgements_queuerequest WHERE project_id = %(project)s",
+    "DELETE FROM judgements_queueskip WHERE project_id = %(project)s",
     "DELETE FROM judgements_judgement WHERE query_id IN"
     " (SELECT id FROM judgements_query WHERE project_id = %(project)s)",
     "DELETE FROM judgements_hit WHERE query_id IN"
@@ -89,28 +92,72 @@ PROJECT_TABLES_SQL = [
 ]
 
 
-def project_delete_fast(slug: str) -> None:
+def project_delete_fast(slug: str, *, progress=None) -> None:
     """Delete a project and its rows with set-based SQL.
 
     ``Project.delete()`` collects every related row in Python first, which takes
     minutes for a generated project of millions of rows. Rows of other apps that
     point at the project's rows (stored metrics, search logs) go first, so that
-    nothing is left behind even when foreign-key checks are skipped.
+    nothing is left behind even when foreign-key checks are skipped. ``progress`` is
+    called with the number of statements run and the next one, before each.
     """
     with connection.cursor() as cursor:
         cursor.execute("SELECT id FROM judgements_project WHERE slug = %s", [slug])
         row = cursor.fetchone()
         if row is None:
             return
-        for statement in [*_dependent_rows_sql(), *PROJECT_TABLES_SQL]:
-            cursor.execute(statement, {"project": row[0]})
+        _run_all(cursor, [*dependent_rows_sql(), *PROJECT_TABLES_SQL], row[0], progress)
 
 
-def _dependent_rows_sql() -> list[str]:
-    """A DELETE for each foreign key from another app to a project's rows."""
+def _run_all(cursor, statements: list[str], key: int, progress) -> None:
+    for done, statement in enumerate(statements):
+        if progress is not None:
+            progress(done, statement)
+        cursor.execute(statement, {"project": key, "result_list": key})
+
+
+def table_of(statement: str) -> str:
+    """The table a DELETE or UPDATE statement writes, without its app prefix, for people."""
+    words = statement.split()
+    table = words[words.index("FROM") + 1] if words[0] == "DELETE" else words[1]
+    return table.split("_", 1)[-1]
+
+
+RESULT_LIST_TABLES_SQL = [
+    # As for a project: the packed summaries first, so that the triggers on hits find
+    # nothing of this list left to recompute; the pool is recounted by those triggers.
+    "DELETE FROM judgements_rankedgrades WHERE result_list_id = %(result_list)s",
+    "DELETE FROM judgements_rankedhits WHERE result_list_id = %(result_list)s",
+    "DELETE FROM judgements_hit WHERE result_list_id = %(result_list)s",
+    "DELETE FROM judgements_resultlist WHERE id = %(result_list)s",
+]
+
+
+def result_list_tables_sql() -> list[str]:
+    """Every statement that deletes a result list, rows of other apps that point at it
+    (stored metrics) first."""
+    from judgements.models import ResultList
+
+    owned = {ResultList: "%(result_list)s"}
+    return [*dependent_rows_sql(owned), *RESULT_LIST_TABLES_SQL]
+
+
+def result_list_delete_fast(result_list_id: int, *, progress=None) -> None:
+    """Delete one result list and its hits with set-based SQL; judgements stay.
+
+    Unlike a whole project, the pool changes: foreign keys are checked and the queue's
+    triggers run, so pairs only this list brought into the pool leave it.
+    """
+    with connection.cursor() as cursor:
+        _run_all(cursor, result_list_tables_sql(), result_list_id, progress)
+
+
+def dependent_rows_sql(owned: dict | None = None) -> list[str]:
+    """A DELETE for each foreign key from another app to the ``owned`` rows (by default
+    a project's)."""
     from judgements.models import Document, Project, Query, ResultList
 
-    owned = {
+    owned = owned or {
         Project: "%(project)s",
         Query: "SELECT id FROM judgements_query WHERE project_id = %(project)s",
         Document: "SELECT id FROM judgements_document WHERE project_id = %(project)s",

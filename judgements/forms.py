@@ -10,6 +10,7 @@ from judgements.roles import Role
 
 CANT_TELL = "cant_tell"
 MAX_QUERY_CHOICES = 300
+# The largest id PostgreSQL's bigint holds: a larger one is a bad post, not a lookup.
 
 
 def answer_choices(project: Project) -> list[tuple[str, str]]:
@@ -76,6 +77,26 @@ class PairForm(forms.Form):
 
     query = IdField()
     document = IdField()
+
+    def pair(self) -> dict[str, int]:
+        """The pair as ``query_id`` and ``document_id`` keyword arguments."""
+        return {
+            "query_id": self.cleaned_data["query"],
+            "document_id": self.cleaned_data["document"],
+        }
+
+    def error_text(self) -> str:
+        return " ".join(
+            f"{self.fields[name].label or name}: {error}"
+            for name, errors in self.errors.items()
+            for error in errors
+        )
+
+
+class LeaseForm(PairForm):
+    """The pair a rating page showed and its lease's end, which names that lease."""
+
+    lease = forms.DateTimeField()
 
 
 class BulkFilterForm(forms.Form):

@@ -350,20 +350,34 @@ def _documents_copy(project, vocabulary: Vocabulary, rows: list[DocumentRow]) ->
 
 def _add_queries(project, vocabulary: Vocabulary, rows, spec) -> int:
     """Create the queries that rows name by key (``create_missing``); a key is the
-    external id and text (formats naming queries by id) or the text."""
+    external id and text (formats naming queries by id) or the text, with the file's
+    own id as the external id where the row carries one (``query_external_id``)."""
     keys = {row.query_key for row in rows if row.query_id is None and row.query_key}
     keys -= set(vocabulary.qids)
     by_id = spec.queries_by == "id"
+    external = {} if by_id else _external_ids(rows, keys, vocabulary)
     created = Query.objects.bulk_create(
         [
-            Query(project=project, text=key, external_id=key if by_id else "")
+            Query(project=project, text=key, external_id=key if by_id else external.get(key, ""))
             for key in sorted(keys)
         ]
     )
     for query in created:
         vocabulary.qids[query.text] = query.pk
         vocabulary.queries[query.text] = query.pk
+        if query.external_id:
+            vocabulary.qids[query.external_id] = query.pk
     return len(created)
+
+
+def _external_ids(rows, keys: set[str], vocabulary: Vocabulary) -> dict[str, str]:
+    """The file's id for each text to create, where the rows give one no query holds."""
+    external: dict[str, str] = {}
+    for row in rows:
+        qid = getattr(row, "query_external_id", "")
+        if row.query_key in keys and qid and qid not in vocabulary.qids:
+            external.setdefault(row.query_key, qid)
+    return external
 
 
 def _add_documents_by_key(project, vocabulary: Vocabulary, rows) -> int:

@@ -6,8 +6,12 @@ database trigger (see migration 0002) refuses UPDATE on the table, so any NDCG o
 the past can be recomputed from the log.
 """
 
+import itertools
+import uuid
+
 from django.conf import settings
-from django.core.exceptions import ValidationError
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
@@ -53,6 +57,20 @@ class Unjudged(models.TextChoices):
     REMOVE = "remove", "drop from the ranking"
 
 
+class NegativeGrades(models.TextChoices):
+    """What a negative grade does to NDCG: see metrics/core/ndcg.py."""
+
+    ZERO = "zero", "count as 0 (trec_eval)"
+    PENALISE = "penalise", "penalise (min-max between the worst and the best ordering)"
+
+
+class MeanOver(models.TextChoices):
+    """Which queries a mean over queries counts."""
+
+    JUDGED = "judged", "queries with a judgement (trec_eval)"
+    ALL = "all", "all queries, unjudged ones as 0 (trec_eval -c)"
+
+
 class Consensus(models.TextChoices):
     """How a pair's current grades become one grade: see metrics/core/consensus.py."""
 
@@ -60,6 +78,17 @@ class Consensus(models.TextChoices):
     MEDIAN = "median", "median"
     MAJORITY = "majority", "majority (ties to the lowest grade)"
     QUEPID = "quepid", "Quepid's rule (mean under 3 grades, else the lowest of the top 3)"
+
+
+# Bounds of a project's settings: the rating queue and the metrics stay fast within them.
+MAX_JUDGES_PER_PAIR = 100
+MAX_DEPTH = 1000
+MAX_GRADES = 20
+# 2 ** 100 is still an exact float, so exponential gains stay finite and exact.
+MAX_GRADE_MAGNITUDE = 100
+SCALE_KEYS = {"value", "label", "description"}
+# Addresses under projects/ that are pages, not projects (judgements/urls.py).
+RESERVED_SLUGS = {"new", "guidelines-preview"}
 
 
 class Project(models.Model):
@@ -71,11 +100,17 @@ class Project(models.Model):
         help_text="Grades as a list of {value, label, description}, lowest first.",
     )
     guidelines = models.TextField(blank=True, help_text="Markdown shown to raters.")
-    judges_per_pair = models.PositiveSmallIntegerField(default=1)
-    pool_depth = models.PositiveSmallIntegerField(
-        default=10, help_text="Hits down to this rank in any result list are judged."
+    judges_per_pair = models.PositiveSmallIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(MAX_JUDGES_PER_PAIR)]
     )
-    metric_k = models.PositiveSmallIntegerField("k", default=10)
+    pool_depth = models.PositiveSmallIntegerField(
+        default=10,
+        help_text="Hits down to this rank in any result list are judged.",
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_DEPTH)],
+    )
+    metric_k = models.PositiveSmallIntegerField(
+        "k", default=10, validators=[MinValueValidator(1), MaxValueValidator(MAX_DEPTH)]
+    )
     metric_gain = models.CharField("gain", max_length=16, choices=Gain, default=Gain.EXPONENTIAL)
     metric_discount = models.CharField(
         "discount", max_length=16, choices=Discount, default=Discount.LOG2
@@ -90,6 +125,12 @@ class Project(models.Model):
         "unjudged hits", max_length=16, choices=Unjudged, default=Unjudged.ZERO
     )
     consensus = models.CharField(max_length=16, choices=Consensus, default=Consensus.MEAN)
+    metric_negative = models.CharField(
+        "negative grades", max_length=16, choices=NegativeGrades, default=NegativeGrades.ZERO
+    )
+    metric_mean_over = models.CharField(
+        "mean over", max_length=16, choices=MeanOver, default=MeanOver.JUDGED
+    )
     raters = models.ManyToManyField(
         settings.AUTH_USER_MODEL,
         blank=True,
@@ -117,9 +158,24 @@ class Project(models.Model):
         return reverse("judgements:project", args=[self.slug])
 
     def clean(self) -> None:
-        errors = scale_errors(self.scale)
+        """Every rule of a project's settings beyond single fields: the page's form and
+        the API's serializer both end here, so the two cannot disagree."""
+        from metrics.registry import project_spec
+
+        errors = {}
+        if self.slug in RESERVED_SLUGS:
+            errors["slug"] = [f"“{self.slug}” names a page; choose another slug."]
+        scale = scale_errors(self.scale)
+        if not scale and self.pk:
+            scale = scale_in_use_errors(self)
+        if scale:
+            errors["scale"] = scale
+        try:
+            project_spec(self)
+        except (TypeError, ValueError) as error:
+            errors[NON_FIELD_ERRORS] = [f"The metric defaults are invalid: {error}."]
         if errors:
-            raise ValidationError({"scale": errors})
+            raise ValidationError(errors)
 
     @property
     def grade_values(self) -> list[int]:
@@ -137,19 +193,85 @@ class Project(models.Model):
 
 
 def scale_errors(scale) -> list[str]:
-    """Say what is wrong with a grading scale, in words an analyst can act on."""
+    """Say what is wrong with a grading scale, in words an analyst can act on.
+
+    A scale is a list of ``{value, label, description}``, lowest value first, values
+    distinct whole numbers (negative ones allowed, for a "harmful" grade).
+    """
     if not isinstance(scale, list) or len(scale) < 2:
         return ["The scale needs at least two grades."]
-    errors = []
-    for position, step in enumerate(scale, start=1):
-        if not isinstance(step, dict) or not isinstance(step.get("value"), int):
-            errors.append(f"Grade {position} needs an integer value.")
-        elif not str(step.get("label", "")).strip():
-            errors.append(f"Grade {step['value']} needs a label.")
-    values = [step.get("value") for step in scale if isinstance(step, dict)]
+    if len(scale) > MAX_GRADES:
+        return [f"The scale has {len(scale)} grades; at most {MAX_GRADES} are allowed."]
+    errors = [
+        error for number, step in enumerate(scale, 1) for error in _step_errors(number, step)
+    ]
+    if errors:
+        return errors
+    values = [step["value"] for step in scale]
     if len(set(values)) != len(values):
-        errors.append("Grade values must be distinct.")
+        return ["Grade values must be distinct."]
+    for position, (lower, higher) in enumerate(itertools.pairwise(values), 2):
+        if higher < lower:
+            errors.append(
+                f"Grades must be listed lowest first: grade {position} ({higher}) "
+                f"comes after {lower}."
+            )
     return errors
+
+
+def _step_errors(position: int, step) -> list[str]:
+    if not isinstance(step, dict):
+        return [f"Grade {position} must be an object with value, label and description."]
+    value, label = step.get("value"), step.get("label")
+    errors = []
+    if unknown := sorted(set(step) - SCALE_KEYS, key=str):
+        errors.append(f"Grade {position} has unknown keys: {', '.join(map(str, unknown))}.")
+    if isinstance(value, bool) or not isinstance(value, int):
+        errors.append(f"Grade {position} needs an integer value.")
+    elif abs(value) > MAX_GRADE_MAGNITUDE:
+        limit = MAX_GRADE_MAGNITUDE
+        errors.append(f"Grade {position}: {value} is outside -{limit} to {limit}.")
+    if not isinstance(label, str) or not label.strip():
+        errors.append(f"Grade {position} needs a label.")
+    elif len(label) > 100:
+        errors.append(f"Grade {position}: the label is longer than 100 characters.")
+    description = step.get("description", "")
+    if not isinstance(description, str) or len(description) > 1000:
+        errors.append(
+            f"Grade {position}: the description must be text of 1000 characters at most."
+        )
+    return errors
+
+
+def scale_in_use_errors(project: "Project") -> list[str]:
+    """Refuse to drop a grade value that judgement events of the project use.
+
+    Only values the stored scale has and the new one lacks are counted, so that saving
+    settings without removing a grade costs no look at the log.
+    """
+    stored = Project.objects.filter(pk=project.pk).values_list("scale", flat=True).first()
+    kept = {step["value"] for step in project.scale}
+    dropped = sorted({step["value"] for step in stored or []} - kept)
+    if not dropped:
+        return []
+    used = dict(
+        Judgement.objects.filter(
+            query__project=project, kind=Judgement.Kind.GRADE, grade__in=dropped
+        )
+        .values_list("grade")
+        .annotate(count=models.Count("id"))
+        .order_by()
+    )
+    labels = {step["value"]: step.get("label", "") for step in stored}
+    return [
+        f"Grade {value} ({labels[value]}) cannot be removed: {_grades_use(used[value])} it."
+        for value in dropped
+        if used.get(value)
+    ]
+
+
+def _grades_use(count: int) -> str:
+    return "1 grade in the log uses" if count == 1 else f"{count} grades in the log use"
 
 
 class Query(models.Model):
@@ -593,3 +715,130 @@ class QueueLease(models.Model):
 
     def __str__(self) -> str:
         return f"{self.rater} holds {self.query_id}/{self.document_id} until {self.expires_at}"
+
+
+class Job(models.Model):
+    """Work that runs as a background task (an upload, a delete), and how far it got.
+
+    The page and the API poll this row. The task writes ``done`` and ``stage`` through
+    a connection of its own, so that progress shows while the work's own transaction,
+    all or nothing, is still open.
+    """
+
+    class Kind(models.TextChoices):
+        QUERIES = "queries", "queries"
+        DOCUMENTS = "documents", "documents"
+        RESULT_LIST = "result_list", "result list"
+        JUDGEMENTS = "judgements", "judgements"
+        SEARCH_LOG = "search_log", "search log"
+        DELETE_PROJECT = "delete_project", "project deletion"
+        DELETE_RESULT_LIST = "delete_result_list", "result list deletion"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "waiting for a worker"
+        RUNNING = "running", "running"
+        DONE = "done", "done"
+        FAILED = "failed", "failed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # Kept (as NULL) when the project goes, so that a finished deletion can be read.
+    project = models.ForeignKey(
+        Project, null=True, blank=True, on_delete=models.DB_SET_NULL, related_name="jobs"
+    )
+    kind = models.CharField(max_length=32, choices=Kind)
+    status = models.CharField(max_length=16, choices=Status, default=Status.QUEUED)
+    label = models.CharField(max_length=300, help_text="What the job works on, for people.")
+    options = models.JSONField(
+        default=dict, blank=True, help_text="Keyword arguments for the service it runs."
+    )
+    stage = models.CharField(max_length=200, blank=True)
+    done = models.BigIntegerField(default=0, help_text="Bytes (or steps) done.")
+    total = models.BigIntegerField(default=0, help_text="Bytes (or steps) in all; 0 if unknown.")
+    result = models.JSONField(default=dict, blank=True, help_text="The summary, once done.")
+    errors = models.JSONField(
+        default=list, blank=True, help_text='[{"field", "line", "message"}], once failed.'
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.DB_SET_NULL
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["project", "-created_at"], name="job_project_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()}: {self.label} ({self.status})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("judgements:job", args=[self.pk])
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)
+
+    @property
+    def seconds(self) -> float | None:
+        """How long the job ran, once it ended."""
+        if self.started_at is None or self.finished_at is None:
+            return None
+        return (self.finished_at - self.started_at).total_seconds()
+
+    @property
+    def percent(self) -> int | None:
+        """How far the job got, 0-100, or None while the total is unknown."""
+        if self.status == self.Status.DONE:
+            return 100
+        if not self.total:
+            return None
+        return min(100, int(100 * self.done / self.total))
+
+
+class JobUpload(models.Model):
+    """One block of a file uploaded for a job, kept in the database so that a worker on
+    another machine (or container) can read it; deleted when the job ends."""
+
+    job = models.ForeignKey(Job, on_delete=models.DB_CASCADE, related_name="+", db_index=False)
+    part = models.CharField(max_length=16, help_text='"file", or "queries" for a qid map.')
+    number = models.PositiveIntegerField()
+    data = models.BinaryField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["job", "part", "number"], name="job_upload_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.job_id} {self.part} #{self.number}"
+
+
+class QueueSkip(models.Model):
+    """A rater's "judge later" on one pair: one row per press of Skip, never changed.
+
+    The queue offers a pair its rater skipped only once no other pair is left for them,
+    the pair skipped longest ago first; analysts read how often each rater skips.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    # queue_skip_pair_idx leads with query.
+    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="+", db_index=False)
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    # queue_skip_rater_idx leads with rater.
+    rater = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    skipped_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [
+            # The queue asks, per candidate pair, whether this rater skipped it.
+            models.Index(fields=["query", "document", "rater"], name="queue_skip_pair_idx"),
+            # The back of a rater's queue, and each rater's count of skips.
+            models.Index(fields=["rater", "project", "skipped_at"], name="queue_skip_rater_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rater} skipped {self.query_id}/{self.document_id} at {self.skipped_at}"

@@ -9,21 +9,28 @@ not handed the same last open slot.
 """
 
 import datetime as dt
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from judgements.models import Document, Project, Query, QueueLease, QueuePair, QueueRequest
+from judgements.models import (
+    Document,
+    Project,
+    Query,
+    QueueLease,
+    QueuePair,
+    QueueRequest,
+    QueueSkip,
+)
 from judgements.querysets import HUMAN_EVENT_SQL
 from judgements.roles import Role, can_rate, roles_of
 
 LEASE_DURATION = dt.timedelta(minutes=10)
-# A lease fails only when other raters' leases took the pair's last slot between the
-# pick and the lock; the next candidate is then tried, so a handful of tries is plenty.
-CLAIM_ATTEMPTS = 5
 
 
 def rateable_projects(user):
@@ -59,20 +66,12 @@ def rateable_project(user, slug: str) -> Project | None:
 
 
 # Pairs still short of raters once other raters' live leases are counted, which this
-# rater has not answered (with a grade or can't tell), best rank first, then the fewest
-# grades, then a stable tie-break. Rows another transaction holds (a claim or a grade
-# of the same pair at this moment) are passed over, not waited for.
+# rater has not answered (with a grade or can't tell). Rows another transaction holds
+# (a claim or a grade of the same pair at this moment) are passed over, not waited for.
 OPEN_PAIR_SQL = """
-WITH skipped AS (
-    -- Pairs the rater skipped in this session, in the order they were skipped.
-    SELECT query_id, document_id, position
-    FROM unnest(%(skipped_queries)s::bigint[], %(skipped_documents)s::bigint[])
-        WITH ORDINALITY AS skip (query_id, document_id, position)
-)
 SELECT pair.id
-FROM judgements_queuepair pair
-WHERE pair.project_id = %(project)s
-  AND pair.needed > 0
+FROM {source}
+WHERE pair.needed > 0
   AND pair.id <> ALL (%(passed)s::bigint[])
   AND NOT jsonb_exists(pair.answered, %(rater)s::text)
   AND pair.needed > (
@@ -84,21 +83,30 @@ ORDER BY {order}
 LIMIT 1
 FOR UPDATE OF pair SKIP LOCKED
 """
-IS_SKIPPED = """EXISTS (
-      SELECT FROM skipped
-      WHERE skipped.query_id = pair.query_id AND skipped.document_id = pair.document_id)"""
-# The queue itself: one scan of queue_pair_open_idx, in its order, up to the first match.
+# The queue itself: one scan of queue_pair_open_idx, in its order, up to the first
+# match; a pair the rater skipped is passed over (one probe of queue_skip_pair_idx).
 NEXT_PAIR_SQL = OPEN_PAIR_SQL.format(
-    which=f"NOT {IS_SKIPPED}",
+    source="judgements_queuepair pair",
+    which="""pair.project_id = %(project)s
+  AND NOT EXISTS (
+      SELECT FROM judgements_queueskip skip
+      WHERE skip.query_id = pair.query_id AND skip.document_id = pair.document_id
+        AND skip.rater_id = %(rater)s)""",
     order="pair.best_rank, pair.grades, pair.query_id, pair.document_id",
 )
-# The back of the queue, read only once the queue is empty: skipped pairs, oldest first.
+# The back of the queue, read only once the queue is empty: the pairs the rater skipped,
+# the one skipped longest ago first (a pair skipped again goes to the back).
 SKIPPED_PAIR_SQL = OPEN_PAIR_SQL.format(
-    which=IS_SKIPPED,
-    order=(
-        "(SELECT position FROM skipped WHERE skipped.query_id = pair.query_id"
-        " AND skipped.document_id = pair.document_id)"
-    ),
+    source="""(
+    SELECT skip.query_id, skip.document_id, max(skip.skipped_at) AS skipped_at
+    FROM judgements_queueskip skip
+    WHERE skip.rater_id = %(rater)s AND skip.project_id = %(project)s
+    GROUP BY skip.query_id, skip.document_id
+) skipped
+JOIN judgements_queuepair pair
+    ON pair.query_id = skipped.query_id AND pair.document_id = skipped.document_id""",
+    which="true",
+    order="skipped.skipped_at, pair.id",
 )
 
 LEASE_SQL = """
@@ -114,41 +122,62 @@ WITH leased AS (
             AND lease.rater_id <> %(rater)s AND lease.expires_at > now())
     ON CONFLICT (query_id, document_id, rater_id)
     DO UPDATE SET expires_at = EXCLUDED.expires_at
-    RETURNING id
+    RETURNING id, expires_at
 ),
 released AS (
-    -- A rater works on one pair of a project at a time: their other leases go.
+    -- A rater works on one pair at a time: handed this one, they hold no other, in
+    -- this project or another (a second tab), so no pair waits for them in vain.
     DELETE FROM judgements_queuelease lease
-    USING judgements_query query
     WHERE lease.rater_id = %(rater)s
-      AND query.id = lease.query_id AND query.project_id = %(project)s
       AND EXISTS (SELECT FROM leased)
       AND lease.id NOT IN (SELECT id FROM leased)
 )
-SELECT id FROM leased
+SELECT expires_at FROM leased
 """
 
 
 @transaction.atomic
-def queue_next_pair(
-    *, rater, project: Project, skipped: Sequence[tuple[int, int]] = ()
-) -> QueuePair | None:
+def queue_next_pair(*, rater, project: Project) -> QueuePair | None:
     """Lease the next pair ``rater`` should grade in ``project``; None when none is left.
 
-    ``skipped`` lists (query id, document id) pairs skipped in this session: they are
-    offered again, oldest skip first, once no other pair is left. The rater's leases on
-    other pairs of the project are released, so a rater holds one slot at a time.
+    Pairs the rater skipped (``queue_skip_pair``) are offered again, the one skipped
+    longest ago first, once no other pair is left. The rater's leases on other pairs
+    are released, so a rater holds one slot at a time. The pair's ``lease_expires_at``
+    says when its lease ends and names it for ``lease_release``.
     """
+    # A lease fails only when other raters' leases, committed after the pick's snapshot
+    # and before its lock, took the pair's last slot. The next candidate is then tried,
+    # for as long as there is one: each miss is another rater's lease, so the tries end,
+    # and a fixed number of them told raters the queue was empty (20 raters asking at
+    # once on 3,000 open pairs missed five times in a row) while pairs were open.
     passed: list[int] = []
-    for _attempt in range(CLAIM_ATTEMPTS):
-        pair_id = _lock_next_open_pair(rater, project, skipped, passed)
-        if pair_id is None:
-            break
-        if _lease(pair_id, rater, project):
-            return _pair_with_query_and_document(pair_id)
+    while (pair_id := _lock_next_open_pair(rater, project, passed)) is not None:
+        expires_at = _lease(pair_id, rater)
+        if expires_at is not None:
+            return _pair_with_query_and_document(pair_id, expires_at)
         passed.append(pair_id)
     QueueLease.objects.filter(rater=rater, query__project=project).delete()
     return None
+
+
+@transaction.atomic
+def queue_restore_pair(*, rater, project: Project, query_id: int, document_id: int):
+    """Lease one given pair to ``rater`` (the pair an undo gave back), or None.
+
+    The pair is handed over while it has a slot open for the rater, or while the rater
+    has an answer on it (answering again revises that answer, it takes no slot).
+    """
+    pair = (
+        QueuePair.objects.select_for_update(of=("self",))
+        .filter(project=project, query_id=query_id, document_id=document_id)
+        .first()
+    )
+    if pair is None:
+        return None
+    expires_at = _lease(pair.pk, rater)
+    if expires_at is None and str(rater.pk) not in pair.answered:
+        return None
+    return _pair_with_query_and_document(pair.pk, expires_at)
 
 
 def _columns(model, alias: str) -> str:
@@ -166,12 +195,13 @@ WHERE pair.id = %s
 """
 
 
-def _pair_with_query_and_document(pair_id: int) -> QueuePair:
+def _pair_with_query_and_document(pair_id: int, expires_at: dt.datetime | None) -> QueuePair:
     with connection.cursor() as cursor:
         cursor.execute(PAIR_SQL, [pair_id])
         row = cursor.fetchone()
     pair, query, document = _instances(row, QueuePair, Query, Document)
     pair.query, pair.document = query, document
+    pair.lease_expires_at = expires_at
     return pair
 
 
@@ -192,46 +222,116 @@ def _instances(row: Sequence, *models) -> list:
     return instances
 
 
-def _lock_next_open_pair(rater, project, skipped, passed) -> int | None:
-    params = {
-        "project": project.pk,
-        "rater": rater.pk,
-        "passed": passed,
-        "skipped_queries": [query_id for query_id, _ in skipped],
-        "skipped_documents": [document_id for _, document_id in skipped],
-    }
+def _lock_next_open_pair(rater, project, passed) -> int | None:
+    params = {"project": project.pk, "rater": rater.pk, "passed": passed}
     with connection.cursor() as cursor:
         cursor.execute(NEXT_PAIR_SQL, params)
         row = cursor.fetchone()
-        if row is None and skipped:
+        if row is None:
             cursor.execute(SKIPPED_PAIR_SQL, params)
             row = cursor.fetchone()
     return row[0] if row else None
 
 
-def _lease(pair_id: int, rater, project: Project) -> bool:
-    """Lease a slot on the locked pair if one is still open.
+def _lease(pair_id: int, rater) -> dt.datetime | None:
+    """Lease a slot on the locked pair if one is still open; return when it ends.
 
     The check runs as a new statement after the pair's lock is held, so under READ
     COMMITTED it sees the lease of any rater who held the lock before.
     """
-    params = {
-        "pair": pair_id,
-        "rater": rater.pk,
-        "project": project.pk,
-        "duration": LEASE_DURATION,
-    }
+    params = {"pair": pair_id, "rater": rater.pk, "duration": LEASE_DURATION}
     with connection.cursor() as cursor:
         cursor.execute(LEASE_SQL, params)
-        return cursor.fetchone() is not None
+        row = cursor.fetchone()
+    return row[0] if row else None
 
 
-def lease_release(*, rater, query_id: int, document_id: int) -> None:
-    """Give the rater's slot on a pair back, after they answered or skipped it."""
-    QueueLease.objects.filter(rater=rater, query_id=query_id, document_id=document_id).delete()
+def lease_release(
+    *, rater, query_id: int, document_id: int, expires_at: dt.datetime | None = None
+) -> None:
+    """Give the rater's slot on a pair back, after they answered, skipped or left it.
+
+    With ``expires_at`` only that lease goes: a page that is left says which lease it
+    was shown, and a newer lease on the same pair (the page loaded again) stays.
+    """
+    leases = QueueLease.objects.filter(rater=rater, query_id=query_id, document_id=document_id)
+    if expires_at is not None:
+        leases = leases.filter(expires_at=expires_at)
+    leases.delete()
 
 
-# The queue's rule for one pool pair, under the pair's row lock: slots still open once
+@transaction.atomic
+def queue_skip_pair(*, rater, project: Project, query_id: int, document_id: int) -> bool:
+    """Put a pair to the back of the rater's queue ("judge later") and release its lease.
+
+    Raises ``ValidationError`` (nothing written) when the pair is not in the project's
+    pool. Returns False, recording nothing, when the rater has answered the pair: moving
+    on from an answered pair is no skip.
+    """
+    pair = QueuePair.objects.filter(
+        project=project, query_id=query_id, document_id=document_id
+    ).first()
+    if pair is None:
+        raise ValidationError(f"That pair is not in the pool of {project.name}.")
+    lease_release(rater=rater, query_id=query_id, document_id=document_id)
+    if str(rater.pk) in pair.answered:
+        return False
+    QueueSkip.objects.create(
+        project=project, query_id=query_id, document_id=document_id, rater=rater
+    )
+    return True
+
+
+@dataclass(frozen=True)
+class QueueWait:
+    """Open pairs the rater has not answered that other raters' leases hold."""
+
+    held: int
+    until: dt.datetime | None  # When the first of their leases ends.
+
+    @property
+    def minutes(self) -> int:
+        """Whole minutes, rounded up, until the first held pair comes back."""
+        if self.until is None:
+            return 0
+        seconds = (self.until - timezone.now()).total_seconds()
+        return max(1, math.ceil(seconds / 60))
+
+
+# It starts from the live leases, one at most per rater at work, not from the open pairs:
+# a rater at the end of a queue of 30,000 open pairs waited a second for the scan.
+QUEUE_WAIT_SQL = """
+SELECT count(*), min(held.until)
+FROM (
+    SELECT lease.query_id, lease.document_id,
+           count(*) AS leases, min(lease.expires_at) AS until
+    FROM judgements_queuelease lease
+    WHERE lease.rater_id <> %(rater)s AND lease.expires_at > now()
+    GROUP BY lease.query_id, lease.document_id
+) held
+JOIN judgements_queuepair pair
+    ON pair.query_id = held.query_id AND pair.document_id = held.document_id
+WHERE pair.project_id = %(project)s AND pair.needed > 0
+  AND NOT jsonb_exists(pair.answered, %(rater)s::text)
+  AND held.leases >= pair.needed
+"""
+
+
+def queue_wait(*, rater, project: Project) -> QueueWait:
+    """What keeps an empty queue empty for ``rater``: pairs others hold, and until when."""
+    with connection.cursor() as cursor:
+        cursor.execute(QUEUE_WAIT_SQL, {"rater": rater.pk, "project": project.pk})
+        held, until = cursor.fetchone()
+    return QueueWait(held=held, until=until)
+
+
+# A pool pair's row lock, taken before its room is read (see pair_has_room).
+POOL_PAIR_LOCK_SQL = """
+SELECT pair.id FROM judgements_queuepair pair
+WHERE pair.query_id = %(query)s AND pair.document_id = %(document)s
+FOR UPDATE OF pair
+"""
+# The queue's rule for one pool pair, once its row is locked: slots still open once
 # other raters' live leases are counted, and whether the rater already answered it.
 POOL_PAIR_ROOM_SQL = """
 SELECT pair.needed - (
@@ -240,8 +340,7 @@ SELECT pair.needed - (
              AND lease.rater_id <> %(rater)s AND lease.expires_at > now()),
        jsonb_exists(pair.answered, %(rater)s::text)
 FROM judgements_queuepair pair
-WHERE pair.query_id = %(query)s AND pair.document_id = %(document)s
-FOR UPDATE OF pair
+WHERE pair.id = %(pair)s
 """
 # A pair ranked below the pool: its hits' rows serialise the raters who answer it.
 OTHER_PAIR_ROOM_SQL = """
@@ -269,13 +368,20 @@ def pair_has_room(*, rater, project: Project, query_id: int, document_id: int) -
     when the queue picks a pair. The pair's row stays locked until the transaction
     ends, so that two raters answering at once cannot both take its last slot. Call
     inside the transaction that writes the answer.
+
+    The room is read by a new statement once the lock is held, as ``_lease`` does:
+    under READ COMMITTED, a statement that waited for the lock would see the pair's
+    new grade count but the leases of its snapshot from before the wait, so the lease
+    of a rater whose grade just committed would still hold a slot, and the second
+    holder of a pair with two slots was refused its grade.
     """
     params = {"rater": rater.pk, "query": query_id, "document": document_id}
     with connection.cursor() as cursor:
-        cursor.execute(POOL_PAIR_ROOM_SQL, params)
+        cursor.execute(POOL_PAIR_LOCK_SQL, params)
         row = cursor.fetchone()
         if row is not None:
-            open_slots, answered = row
+            cursor.execute(POOL_PAIR_ROOM_SQL, params | {"pair": row[0]})
+            open_slots, answered = cursor.fetchone()
             return answered or open_slots > 0
         cursor.execute(OTHER_PAIR_ROOM_SQL, params)
         cursor.execute(OTHER_PAIR_GRADES_SQL, params)
@@ -290,9 +396,13 @@ class Progress:
     today: int
 
     @property
+    def total(self) -> int:
+        return self.done + self.left
+
+    @property
     def percent(self) -> int:
-        total = self.done + self.left
-        return round(100 * self.done / total) if total else 100
+        """The share done; 0 while the pool is empty (nothing is done when nothing is to do)."""
+        return round(100 * self.done / self.total) if self.total else 0
 
 
 RATER_PROGRESS_SQL = """

@@ -1,39 +1,39 @@
-import functools
 from dataclasses import dataclass
 
-import markdown
-import nh3
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db.models import Count
-from django.http import Http404
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from config.ids import page_number
 from judgements.forms import (
+    CANT_TELL,
     AnswerForm,
     BulkAnswerForm,
     BulkFilterForm,
+    LeaseForm,
     PairForm,
-    ProjectRatersForm,
     answer_choices,
 )
+from judgements.guidelines import guidelines_html
+from judgements.jobs import projects_being_deleted
 from judgements.models import Document, Judgement, Project
 from judgements.queue import (
     bulk_pairs,
     lease_release,
-    pool_summary,
-    project_rater_progress,
     query_neighbours,
     queue_next_pair,
+    queue_restore_pair,
+    queue_skip_pair,
+    queue_wait,
     rateable_project,
     rateable_projects,
     rating_page,
@@ -42,9 +42,9 @@ from judgements.roles import Role, can_rate, is_analyst, role_required
 from judgements.services import judgement_bulk_submit, judgement_submit, judgement_undo
 
 PAGE_SIZE = 25
-RATE_ACTIONS = ("answer", "skip", "undo")
-# Older skips are forgotten: the session stays small, and those pairs are long overdue.
-MAX_SKIPPED = 500
+RATE_ACTIONS = ("answer", "skip", "undo", "release")
+# How many answers undo can take back, newest first; the session keeps no more.
+UNDO_STEPS = 50
 
 
 @login_required
@@ -53,6 +53,8 @@ def home(request):
     rateable = rateable_projects(request.user)
     # Analysts manage every project; raters see only the projects they may rate.
     projects = Project.objects.all() if analyst else rateable
+    # A project being deleted is gone as far as its users are concerned.
+    projects = projects.exclude(pk__in=projects_being_deleted())
     ctx = {
         "projects": projects.annotate(query_count=Count("queries")),
         "is_analyst": analyst,
@@ -61,23 +63,14 @@ def home(request):
     return render(request, "judgements/home.html", ctx)
 
 
-@role_required(Role.ANALYST)
-def project(request, slug):
-    project = get_object_or_404(Project, slug=slug)
-    ctx = {
-        "project": project,
-        "query_count": project.queries.count(),
-        "document_count": project.documents.count(),
-        "result_lists": project.result_lists.annotate(hit_count=Count("hits")),
-        "judgement_count": Judgement.objects.for_project(project).human().count(),
-        "rater_count": Judgement.objects.for_project(project)
-        .human()
-        .order_by()
-        .values("rater")
-        .distinct()
-        .count(),
-    }
-    return render(request, "judgements/project.html", ctx)
+@login_required
+def start(request):
+    """Where a login lands: a rater of a single project goes straight to its queue."""
+    if not is_analyst(request.user):
+        rateable = list(rateable_projects(request.user).values_list("slug", flat=True)[:2])
+        if len(rateable) == 1:
+            return redirect("judgements:rate", slug=rateable[0])
+    return redirect("judgements:home")
 
 
 def _rateable_project(request, slug) -> Project:
@@ -88,17 +81,6 @@ def _rateable_project(request, slug) -> Project:
     return project
 
 
-@functools.lru_cache(maxsize=64)
-def _guidelines_html(text: str) -> SafeString:
-    # nh3 removes scripts, event handlers and javascript: links that the Markdown
-    # (which passes raw HTML through) may carry; only then is the result safe.
-    return mark_safe(nh3.clean(markdown.markdown(text)))
-
-
-def _skipped(request, project: Project) -> list[tuple[int, int]]:
-    return [tuple(pair) for pair in request.session.get(f"queue:{project.pk}:skipped", [])]
-
-
 def _answer_label(project: Project, judgement: Judgement) -> str:
     if judgement.kind == Judgement.Kind.RETRACT:
         return "Retracted"
@@ -106,23 +88,54 @@ def _answer_label(project: Project, judgement: Judgement) -> str:
     return prefix + project.grade_label(judgement.grade)
 
 
-def _remember_last_answer(request, project: Project, judgement: Judgement) -> None:
-    # The summary is kept with the id so that showing it costs the page no query.
+def _answer_value(judgement: Judgement) -> str:
+    """The answer choice (a grade's digits, or "cant_tell") an event gave."""
+    return CANT_TELL if judgement.grade is None else str(judgement.grade)
+
+
+# The session remembers, per project, the rater's latest answers on the rating page
+# (newest last), so that undo can go back step by step, and the pair an undo gave back.
+# Each entry keeps its summary, so that showing the newest costs the page no query.
+def _answers_key(project: Project) -> str:
+    return f"queue:{project.pk}:answers"
+
+
+def _restore_key(project: Project) -> str:
+    return f"queue:{project.pk}:restore"
+
+
+def _answers(request, project: Project) -> list[dict]:
+    answers = request.session.get(_answers_key(project))
+    return answers if isinstance(answers, list) else []
+
+
+def _remember_answer(request, project: Project, judgement: Judgement) -> None:
     summary = f"{judgement.query} · {judgement.document} → {_answer_label(project, judgement)}"
-    request.session[f"queue:{project.pk}:last"] = {"id": judgement.pk, "summary": summary}
+    entry = {"id": judgement.pk, "summary": summary}
+    answers = [*_answers(request, project), entry][-UNDO_STEPS:]
+    request.session[_answers_key(project)] = answers
 
 
-def _last_summary(request, project: Project) -> dict | None:
-    last = request.session.get(f"queue:{project.pk}:last")
-    return last if isinstance(last, dict) else None
+def _restored(request, project: Project) -> dict | None:
+    restored = request.session.get(_restore_key(project))
+    return restored if isinstance(restored, dict) else None
 
 
-def _last_answer(request, project: Project) -> Judgement | None:
-    last = _last_summary(request, project)
-    if last is None:
-        return None
-    events = Judgement.objects.select_related("query", "document")
-    return events.filter(pk=last["id"], rater=request.user).first()
+def _pair_for(request, project: Project):
+    """The pair an undo gave back while it is still the rater's to answer, else the next
+    pair of the queue; and what the given-back pair had, or None."""
+    restored = _restored(request, project)
+    if restored is not None:
+        pair = queue_restore_pair(
+            rater=request.user,
+            project=project,
+            query_id=restored["query"],
+            document_id=restored["document"],
+        )
+        if pair is not None:
+            return pair, restored
+        request.session.pop(_restore_key(project), None)
+    return queue_next_pair(rater=request.user, project=project), None
 
 
 # The page changes with every visit (it leases the next pair), and the same address
@@ -139,24 +152,38 @@ def rate(request, slug):
     if page.project is None:
         raise Http404("No such project to rate.")
     project = page.project
-    skipped = _skipped(request, project)
-    pair = queue_next_pair(rater=request.user, project=project, skipped=skipped)
+    pair, restored = _pair_for(request, project)
     partial = request.headers.get("HX-Request") == "true"
-    last = _last_summary(request, project)
+    answers = _answers(request, project)
     ctx = {
         "project": project,
         "pair": pair,
+        "restored": restored,
         "progress": page.progress,
-        "last_summary": last["summary"] if last else "",
+        "last_summary": answers[-1]["summary"] if answers else "",
+        "undo_steps": len(answers),
         "partial": partial,
         "is_analyst": is_analyst(request.user),
         # Each form names its address twice (action and hx-post): reverse it once.
-        "urls": {name: reverse(f"judgements:rate_{name}", args=[slug]) for name in RATE_ACTIONS},
+        "urls": {
+            "page": reverse("judgements:rate", args=[slug]),
+            **{name: reverse(f"judgements:rate_{name}", args=[slug]) for name in RATE_ACTIONS},
+        },
     }
+    if pair is None:
+        ctx.update(_why_nothing_to_rate(request.user, project, page.progress))
     if partial:
         return render(request, "judgements/partials/_rating.html", ctx)
-    ctx["guidelines"] = _guidelines_html(project.guidelines)
+    ctx["guidelines"] = guidelines_html(project.guidelines)
     return render(request, "judgements/rate.html", ctx)
+
+
+def _why_nothing_to_rate(user, project: Project, progress) -> dict:
+    """What the page says when it has no pair: an empty project, an empty pool, pairs
+    held by other raters, or every pair done."""
+    if progress.total == 0:
+        return {"empty": "no_queries" if not project.queries.exists() else "no_pool"}
+    return {"wait": queue_wait(rater=user, project=project)}
 
 
 @require_POST
@@ -172,7 +199,8 @@ def rate_answer(request, slug):
     except ValidationError as error:
         messages.error(request, f"Not saved: {' '.join(error.messages)}")
         return redirect("judgements:rate", slug=slug)
-    _remember_last_answer(request, project, judgement)
+    _remember_answer(request, project, judgement)
+    request.session.pop(_restore_key(project), None)
     return redirect("judgements:rate", slug=slug)
 
 
@@ -181,31 +209,63 @@ def rate_answer(request, slug):
 def rate_skip(request, slug):
     project = _rateable_project(request, slug)
     form = PairForm(request.POST)
-    if form.is_valid():
-        pair = (form.cleaned_data["query"], form.cleaned_data["document"])
-        key = f"queue:{project.pk}:skipped"
-        # Skipped pairs return after every other pair, in the order they were skipped.
-        skipped = [*(p for p in _skipped(request, project) if p != pair), pair]
-        request.session[key] = skipped[-MAX_SKIPPED:]
-        lease_release(rater=request.user, query_id=pair[0], document_id=pair[1])
+    try:
+        if not form.is_valid():
+            raise ValidationError(form.error_text())
+        queue_skip_pair(rater=request.user, project=project, **form.pair())
+    except ValidationError as error:
+        # Only a changed page posts a pair that is not in the pool: nothing is stored.
+        return _refused(request, slug, f"Not skipped: {' '.join(error.messages)}")
+    request.session.pop(_restore_key(project), None)
     return redirect("judgements:rate", slug=slug)
+
+
+def _refused(request, slug: str, message: str):
+    back = reverse("judgements:rate", args=[slug])
+    return render(
+        request, "judgements/refused.html", {"message": message, "back": back}, status=400
+    )
+
+
+@require_POST
+@role_required(Role.RATER)
+def rate_release(request, slug):
+    """Give back the lease of the pair a rating page showed, when the page is left."""
+    _rateable_project(request, slug)
+    form = LeaseForm(request.POST)
+    if not form.is_valid():
+        return _refused(request, slug, f"Not released: {form.error_text()}")
+    lease_release(rater=request.user, expires_at=form.cleaned_data["lease"], **form.pair())
+    return HttpResponse(status=204)
 
 
 @require_POST
 @role_required(Role.RATER)
 def rate_undo(request, slug):
     project = _rateable_project(request, slug)
-    last = _last_answer(request, project)
-    if last is None:
+    answers = _answers(request, project)
+    if not answers:
         messages.info(request, "Nothing to undo.")
         return redirect("judgements:rate", slug=slug)
+    # The step is used up whatever happens: an answer changed since cannot be undone.
+    request.session[_answers_key(project)] = answers[:-1]
+    events = Judgement.objects.select_related("query", "document")
+    last = events.filter(pk=answers[-1]["id"], rater=request.user).first()
     try:
-        judgement_undo(rater=request.user, judgement=last)
+        if last is None:
+            raise ValidationError("That answer is no longer in the log.")
+        now = judgement_undo(rater=request.user, judgement=last)
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
-    else:
-        messages.success(request, f"Undone: {last.query} · {last.document}.")
-    request.session.pop(f"queue:{project.pk}:last", None)
+        return redirect("judgements:rate", slug=slug)
+    messages.success(request, f"Undone: {last.query} · {last.document}.")
+    request.session[_restore_key(project)] = {
+        "query": last.query_id,
+        "document": last.document_id,
+        "answer": _answer_value(last),
+        "had": _answer_label(project, last),
+        "now": "" if now.kind == Judgement.Kind.RETRACT else _answer_label(project, now),
+    }
     return redirect("judgements:rate", slug=slug)
 
 
@@ -280,10 +340,10 @@ def bulk(request, slug):
     query = chosen.get("query") or project.queries.order_by("text").first()
     if query is None:
         return render(request, "judgements/bulk.html", {"project": project, "filters": filters})
+    # Without a choice, the page shows what its unticked, blank-depth form says.
     depth = chosen.get("depth") or project.pool_depth
-    rows = bulk_pairs(
-        rater=request.user, query=query, depth=depth, unjudged=chosen.get("unjudged")
-    )
+    unjudged = bool(chosen.get("unjudged"))
+    rows = bulk_pairs(rater=request.user, query=query, depth=depth, unjudged=unjudged)
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
     ids = [row.document_id for row in page]
     initial = {f"answer-{row.document_id}": row.answer for row in page}
@@ -317,21 +377,3 @@ def _bulk_save(request, project: Project, query, form: BulkAnswerForm):
     else:
         messages.success(request, f"Saved {written} answer{'s' if written != 1 else ''}.")
     return redirect(request.get_full_path())
-
-
-@role_required(Role.ANALYST)
-def raters(request, slug):
-    project = get_object_or_404(Project, slug=slug)
-    form = ProjectRatersForm(request.POST or None, instance=project)
-    if request.method == "POST" and form.is_valid():
-        form.save()
-        messages.success(request, "Saved who may rate this project.")
-        return redirect("judgements:raters", slug=slug)
-    ctx = {
-        "project": project,
-        "form": form,
-        "progress": project_rater_progress(project),
-        "pool": pool_summary(project),
-        "is_analyst": True,
-    }
-    return render(request, "judgements/raters.html", ctx)

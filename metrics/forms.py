@@ -4,7 +4,6 @@ Every parameter a page did not receive takes the project's default, so that
 ``?k=5`` changes k alone and a bare URL shows the project's own metric.
 """
 
-import dataclasses
 import datetime as dt
 from urllib.parse import urlencode
 
@@ -12,12 +11,11 @@ from django import forms
 
 from config.ids import IdField
 from metrics import registry
-from metrics.dashboards.labels import CHOICE_LABELS, CONSENSUS_LABELS
+from metrics.dashboards.labels import CONSENSUS_LABELS, PARAMETER_LABELS
 from metrics.registry import MetricSpec, project_spec
 
-# Every parameter of the metric, in MetricSpec's order: a parameter added to the spec
-# is on every dashboard's form and in the API without further code.
-SPEC_FIELDS = tuple(field.name for field in dataclasses.fields(MetricSpec))
+# Every parameter of the metric, in MetricSpec's order: a new one needs only a label.
+SPEC_FIELDS = MetricSpec.field_names()
 MAX_K = 1000
 
 
@@ -95,28 +93,22 @@ def _k_field() -> forms.IntegerField:
     )
 
 
-def _parameter_fields() -> dict[str, forms.Field]:
-    """A form field for every parameter of MetricSpec: k, and a choice for each of the
-    others, from ``MetricSpec._choices()``."""
+def _spec_fields() -> dict[str, forms.Field]:
+    """A form field for every parameter of MetricSpec: k, then one choice per choice."""
     fields: dict[str, forms.Field] = {"k": _k_field()}
-    for name, allowed in MetricSpec._choices().items():
-        fields[name] = forms.ChoiceField(choices=_choices(allowed, CHOICE_LABELS.get(name, {})))
-    if missing := set(SPEC_FIELDS) - set(fields):
-        raise TypeError(f"MetricSpec parameters without a form field: {sorted(missing)}")
+    for name, values in MetricSpec._choices().items():
+        label, words = PARAMETER_LABELS[name]
+        fields[name] = forms.ChoiceField(choices=_choices(values, words), label=label)
     return fields
 
 
-# The fields are made from the spec rather than declared one by one; Django's form
-# metaclass collects them as if they had been written in the class body.
-MetricParameters = type(forms.Form)(
-    "MetricParameters", (forms.Form,), {"__module__": __name__, **_parameter_fields()}
+# The metaclass turns the generated fields into declared fields, as if written out.
+MetricFields = type(ProjectDefaultsForm)(
+    "MetricFields", (ProjectDefaultsForm,), {"__module__": __name__, **_spec_fields()}
 )
 
 
-class MetricForm(MetricParameters, ProjectDefaultsForm):
-    """The metric's parameters (defaults: the project's) and the moment, validated once for
-    the dashboards and the API."""
-
+class MetricForm(MetricFields):
     field_order = [*SPEC_FIELDS, "as_of"]
 
     def clean(self):

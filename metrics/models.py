@@ -22,17 +22,24 @@ POINT_FIELDS = [
     "ci_confidence",
     "ci_resamples",
     "ci_seed",
+    "queries_judged",
+    "queries_returned",
 ]
 
 
 class MetricPoint(models.Model):
     """One metric value of a result list as of a moment of the judgement log.
 
-    ``query`` is null for the mean over the result list's queries; then ``judged``,
-    ``retrieved`` and ``judgements`` are sums over the queries, ``queries`` counts
-    them, ``zero_idcg`` counts those with no relevant judged document, and the
-    ``ci_*`` fields hold the mean's percentile bootstrap interval with the
-    parameters it was drawn with (null on per-query points).
+    ``query`` is null for the mean over the result list's queries. Then ``queries``
+    counts the queries behind the mean (the metric's ``mean_over``: those with a
+    current grade, or all of them and the judged queries the list did not return),
+    ``zero_idcg`` those of them whose NDCG is 0 by convention, and the ``ci_*`` fields
+    hold the mean's percentile bootstrap interval over them with the parameters it
+    was drawn with. Coverage is over every query the list returned, whichever the
+    mean counts: ``queries_returned`` of them, ``queries_judged`` with at least one
+    current grade, and ``judged``, ``retrieved`` and ``judgements`` summed over them.
+    Those two counts and the ``ci_*`` fields are null on per-query points (and the
+    counts on overall points stored before they were kept).
     """
 
     result_list = models.ForeignKey(
@@ -57,6 +64,12 @@ class MetricPoint(models.Model):
     ci_confidence = models.FloatField(null=True, blank=True, help_text="E.g. 0.95.")
     ci_resamples = models.PositiveIntegerField(null=True, blank=True)
     ci_seed = models.PositiveIntegerField(null=True, blank=True)
+    queries_judged = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Queries the list returned with a current grade."
+    )
+    queries_returned = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Queries the list returned."
+    )
 
     class Meta:
         constraints = [
@@ -80,6 +93,13 @@ class MetricPoint(models.Model):
     @property
     def coverage(self) -> float:
         return self.judged / self.retrieved if self.retrieved else 0.0
+
+    @property
+    def judged_share(self) -> float | None:
+        """Share of the returned queries with a current grade (None if not kept)."""
+        if not self.queries_returned or self.queries_judged is None:
+            return None
+        return self.queries_judged / self.queries_returned
 
 
 class LatestMetricPoint(models.Model):
@@ -116,6 +136,31 @@ class LatestMetricPoint(models.Model):
 
     def __str__(self) -> str:
         return f"{self.metric} of {self.result_list} for {self.query}: latest as of {self.as_of}"
+
+
+class RevisionCount(models.Model):
+    """How many answers of one query's pairs raters revised in one UTC hour.
+
+    Derived from the judgement log by ``metrics.revisions``, which defines a revision;
+    the overview sums it per week instead of reading every event of the project. Kept
+    like the stored series: ``metrics_refresh`` recounts the stale queries and
+    ``metrics_rebuild`` the whole project (migration 0004 filled it); a reader takes
+    the queries still marked stale, and the hour it is asked about, from the log. Only
+    hours with a revision have a row.
+    """
+
+    # revision_count_unique leads with query.
+    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="+", db_index=False)
+    hour = models.DateTimeField(help_text="The start of the UTC hour.")
+    revisions = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["query", "hour"], name="revision_count_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.query_id} in the hour from {self.hour:%Y-%m-%d %H:%M}: {self.revisions}"
 
 
 class StaleQuery(models.Model):

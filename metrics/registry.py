@@ -1,12 +1,18 @@
 """Named metric variants: every parameter that changes the number is in the name.
 
 A stored metric point records ``MetricSpec.name``, e.g.
-``ndcg@10 exponential log2 judged cut zero mean``, so a value can never be read
-without its gain, discount, ideal source, ideal depth, unjudged policy and the
-consensus policy that turned raters' grades into one grade.
+``ndcg@10 exponential log2 judged cut zero mean zero judged``, so a value can never
+be read without its gain, discount, ideal source, ideal depth, unjudged policy, the
+consensus policy that turned raters' grades into one grade, the rule for negative
+grades and the queries its mean is over: the fields of ``MetricSpec`` in order.
+
+Names stored before the last two parameters existed have seven words; they were
+computed with negative grades at 0 and means over every query, so ``parse`` reads
+them as ``negative="zero"``, ``mean_over="all"`` (and migration 0003 of the metrics
+app renamed the stored ones so).
 """
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 
 GAINS = ("exponential", "linear")
 DISCOUNTS = ("log2", "rank")
@@ -14,6 +20,13 @@ IDEALS = ("judged", "returned")
 IDEAL_DEPTHS = ("cut", "full")
 UNJUDGED = ("zero", "remove")
 CONSENSUS = ("mean", "median", "majority", "quepid")
+# Negative grades: gain 0 as trec_eval, or they penalise (min-max NDCG; metrics.core.ndcg).
+NEGATIVE = ("zero", "penalise")
+# Which queries a mean is over: those with at least one current grade (trec_eval's
+# default), or all, unjudged ones counting 0 (as trec_eval -c counts missing ones).
+MEAN_OVER = ("judged", "all")
+# What the seven-word names of before negative and mean_over meant by them.
+LEGACY_MEANING = {"negative": "zero", "mean_over": "all"}
 
 
 @dataclass(frozen=True)
@@ -25,6 +38,8 @@ class MetricSpec:
     ideal_depth: str = "cut"
     unjudged: str = "zero"
     consensus: str = "mean"
+    negative: str = "zero"
+    mean_over: str = "judged"
 
     def __post_init__(self) -> None:
         if self.k is not None and self.k < 1:
@@ -42,13 +57,14 @@ class MetricSpec:
             "ideal_depth": IDEAL_DEPTHS,
             "unjudged": UNJUDGED,
             "consensus": CONSENSUS,
+            "negative": NEGATIVE,
+            "mean_over": MEAN_OVER,
         }
 
     @property
     def name(self) -> str:
         at = f"@{self.k}" if self.k else ""
-        rest = (self.gain, self.discount, self.ideal, self.ideal_depth, self.unjudged)
-        return f"ndcg{at} {' '.join(rest)} {self.consensus}"
+        return " ".join([f"ndcg{at}", *(getattr(self, field) for field in self._choices())])
 
     @property
     def label(self) -> str:
@@ -57,15 +73,25 @@ class MetricSpec:
 
     @classmethod
     def parse(cls, name: str) -> "MetricSpec":
-        """Inverse of ``name``; raises ValueError naming what is wrong."""
+        """Inverse of ``name`` (seven-word names of before ``negative`` and ``mean_over``
+        included); raises ValueError naming what is wrong."""
         parts = name.split()
-        if len(parts) != 7 or not parts[0].startswith("ndcg"):
+        choices = list(cls._choices())
+        legacy = len(parts) == 1 + len(choices) - len(LEGACY_MEANING)
+        if not (legacy or len(parts) == 1 + len(choices)) or not parts[0].startswith("ndcg"):
             raise ValueError(f"{name!r} is not a metric name like {cls().name!r}")
         at = parts[0].removeprefix("ndcg")
         if at and not (at.startswith("@") and at[1:].isdigit()):
             raise ValueError(f"{parts[0]!r} should be ndcg or ndcg@K")
-        k = int(at[1:]) if at else None
-        return cls(k, *parts[1:])
+        named = dict(zip(choices, parts[1:], strict=False))
+        if legacy:
+            named.update(LEGACY_MEANING)
+        return cls(k=int(at[1:]) if at else None, **named)
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        """Every parameter, in order: ``k`` and the choices of ``_choices()``."""
+        return tuple(field.name for field in fields(cls))
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -84,6 +110,8 @@ def project_spec(project) -> MetricSpec:
         ideal_depth=project.metric_ideal_depth,
         unjudged=project.metric_unjudged,
         consensus=project.consensus,
+        negative=project.metric_negative,
+        mean_over=project.metric_mean_over,
     )
 
 

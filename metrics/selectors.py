@@ -80,25 +80,46 @@ FROM (
 """
 
 # The grades, when the packed rows hold the state as of ``as_of`` (CURRENT_SQL, in the
-# same statement; when it fails, no row is read and the first column says so).
+# same statement: when it fails, no grade is read and the one row's first column says
+# so). They come in chunks, one row per range of %(chunk)s consecutive query ids (wider
+# when the ids span more than 1024 such ranges), each chunk read by its own index range
+# and in query order, the rows themselves in any order (numbered by their first id): one
+# row of megabytes costs PostgreSQL and libpq about twice what the same bytes in rows
+# of ~100 kB cost, and sorting the rows in SQL would spill them to disk.
 STORED_RANKED_SQL = f"""
-SELECT ({CURRENT_SQL}) AS current,
-       string_agg(int8send(query_id) || int4send(length(ranked) / 8)
-                  || int4send(length(ideal) / 8) || int4send(graded), ''::bytea
-                  ORDER BY query_id),
-       string_agg(ranked, ''::bytea ORDER BY query_id),
-       string_agg(ideal, ''::bytea ORDER BY query_id),
-       string_agg(ideal_documents, ''::bytea ORDER BY query_id)
-FROM (
-    SELECT query_id, graded, ideal, ideal_documents,
-           CASE WHEN %(depth)s::int IS NULL THEN ranked
-                ELSE substring(ranked FROM 1 FOR 8 * %(depth)s) END AS ranked
+WITH span AS (
+    SELECT min(query_id) AS low, max(query_id) AS high,
+           greatest(%(chunk)s, (max(query_id) - min(query_id)) / 1024 + 1) AS width
     FROM judgements_rankedgrades
     WHERE result_list_id = %(result_list)s AND policy = %(policy)s
       AND (%(queries)s::bigint[] IS NULL OR query_id = ANY(%(queries)s))
-      AND ({CURRENT_SQL})
-) AS grades
+), chunks AS (
+    SELECT low + width * i AS first, low + width * (i + 1) AS next
+    FROM span, generate_series(0, (high - low) / width) AS i
+)
+SELECT guard.current, chunks.first, grades.*
+FROM (SELECT ({CURRENT_SQL}) AS current) AS guard
+LEFT JOIN chunks ON guard.current
+LEFT JOIN LATERAL (
+    SELECT string_agg(int8send(query_id) || int4send(length(ranked) / 8)
+                      || int4send(length(ideal) / 8) || int4send(graded), ''::bytea
+                      ORDER BY query_id),
+           string_agg(ranked, ''::bytea ORDER BY query_id),
+           string_agg(ideal, ''::bytea ORDER BY query_id),
+           string_agg(ideal_documents, ''::bytea ORDER BY query_id)
+    FROM (
+        SELECT query_id, graded, ideal, ideal_documents,
+               CASE WHEN %(depth)s::int IS NULL THEN ranked
+                    ELSE substring(ranked FROM 1 FOR 8 * %(depth)s) END AS ranked
+        FROM judgements_rankedgrades
+        WHERE result_list_id = %(result_list)s AND policy = %(policy)s
+          AND query_id >= chunks.first AND query_id < chunks.next
+          AND (%(queries)s::bigint[] IS NULL OR query_id = ANY(%(queries)s))
+    ) AS chunk
+) AS grades ON true
 """
+# Queries per row of the packed reads.
+CHUNK_QUERIES = 128
 # Each query's fixed-width part of STORED_RANKED_SQL.
 STORED_RANKED_HEADER = np.dtype(
     [("query_id", ">i8"), ("ranked", ">i4"), ("levels", ">i4"), ("graded", ">i4")]
@@ -195,6 +216,29 @@ def logged_pair_grades(
     )
 
 
+# The queries with a current grade, from the trigger-kept judgements_querygrades when it
+# holds the state as of %(as_of)s (the first column says whether it does).
+JUDGED_QUERIES_SQL = f"""
+SELECT ({CURRENT_SQL}),
+       string_agg(int8send(grades.query_id), ''::bytea ORDER BY grades.query_id)
+FROM judgements_querygrades grades
+JOIN judgements_query query ON query.id = grades.query_id
+WHERE query.project_id = %(project)s AND grades.judged > 0
+"""
+
+
+def judged_query_ids(project_id: int, *, as_of: datetime) -> np.ndarray:
+    """Sorted ids of the project's queries with at least one current grade as of
+    ``as_of``: the queries a mean over judged queries counts, and the queries of an
+    exported qrels file. Read from ``judgements_querygrades`` when it holds as of
+    ``as_of``, else replayed from the log."""
+    current, column = copy_row(JUDGED_QUERIES_SQL, {"project": project_id, "as_of": as_of})
+    if current is not None and bytes(current) == b"\x01":
+        return unpacked(column, ">i8").astype(np.int64)
+    pairs = logged_pair_grades(project_id, as_of=as_of, policy="mean")
+    return np.unique(pairs.query_ids).astype(np.int64)
+
+
 @dataclass(frozen=True)
 class RankedDocuments:
     """A result list's documents, query after query (in id order), each in rank order."""
@@ -276,9 +320,11 @@ def stored_result_list_grades(
         "depth": depth,
         "policy": policy,
     }
-    current, header, ranked, levels, documents = copy_row(STORED_RANKED_SQL, params)
+    rows = copy_fields(STORED_RANKED_SQL, {**params, "chunk": CHUNK_QUERIES})
+    current = rows[0][0]
     if current is None or bytes(current) != b"\x01":
         return None
+    header, ranked, levels, documents = joined_chunks(rows, key=1)
     queries = np.frombuffer(header or b"", dtype=STORED_RANKED_HEADER)
     # The ideal comes as levels: each distinct grade, highest first, and its count.
     counts = unpacked(documents, ">i4")
@@ -345,20 +391,43 @@ def copy_rows(sql: str, params: dict | list, columns: list[tuple[str, str]]) -> 
 def copy_row(sql: str, params: dict) -> list[memoryview | None]:
     """The fields of the one row ``sql`` returns (None for NULL): bytea arrives as its
     bytes, without the hex text encoding of a plain fetch."""
+    rows = copy_fields(sql, params)
+    if len(rows) != 1:
+        raise ValueError(f"COPY returned {len(rows)} rows, not one")
+    return rows[0]
+
+
+def copy_fields(sql: str, params: dict) -> list[list[memoryview | None]]:
+    """The fields of each row ``sql`` returns (None for NULL), as ``copy_row``'s; for the
+    few rows of packed columns, read field by field."""
     data, position = _copy_binary(sql, params)
 
     def integer(at: int, size: int) -> int:
         return int.from_bytes(data[at : at + size], "big", signed=True)
 
-    count, position = integer(position, 2), position + 2
-    fields = []
-    for _ in range(count):
-        length, position = integer(position, 4), position + 4
-        fields.append(None if length < 0 else data[position : position + length])
-        position += max(length, 0)
-    if integer(position, 2) != -1:
-        raise ValueError("COPY returned more than one row")
-    return fields
+    rows = []
+    while (count := integer(position, 2)) != -1:
+        position += 2
+        fields = []
+        for _ in range(count):
+            length, position = integer(position, 4), position + 4
+            fields.append(None if length < 0 else data[position : position + length])
+            position += max(length, 0)
+        rows.append(fields)
+    return rows
+
+
+def joined_chunks(rows: list[list[memoryview | None]], key: int) -> list[bytes]:
+    """The columns after column ``key`` of rows that each hold a chunk of packed columns,
+    each column joined in the order of ``key`` (a bigint: the chunk's first query id).
+    A row whose key is NULL holds no chunk and is left out."""
+    chunks = [row for row in rows if row[key] is not None]
+    chunks.sort(key=lambda row: int.from_bytes(row[key], "big", signed=True))
+    width = len(rows[0]) if rows else key + 1
+    return [
+        b"".join(row[column] for row in chunks if row[column] is not None)
+        for column in range(key + 1, width)
+    ]
 
 
 def _copy_binary(sql: str, params: dict | list) -> tuple[memoryview, int]:

@@ -1,7 +1,6 @@
 """Recomputing stored metrics: selectors in, metrics.core in the middle, rows out."""
 
 import datetime as dt
-import math
 
 import numpy as np
 from django.db import connection, transaction
@@ -9,8 +8,8 @@ from django.db.models import Max
 from django.utils import timezone
 
 from judgements.models import Project, ResultList
-from metrics import buckets, replay, selectors
-from metrics.core import ndcg_batch
+from metrics import buckets, replay, revisions, selectors
+from metrics.core import ndcg_batch, query_mean
 from metrics.core.stats import ConfidenceInterval, bootstrap_mean_ci, bootstrap_mean_cis
 from metrics.models import POINT_FIELDS, LatestMetricPoint, MetricPoint, StaleQuery
 from metrics.registry import MetricSpec, stored_specs
@@ -114,6 +113,7 @@ def _evaluated(grades, spec: MetricSpec):
         discount=spec.discount,
         ideal_depth=spec.ideal_depth,
         unjudged=spec.unjudged,
+        negative=spec.negative,
     )
 
 
@@ -139,59 +139,74 @@ def metric_points_build(result_list, spec, *, as_of, pairs=None, only=None) -> l
             retrieved=int(result.retrieved[i]),
             judgements=int(grades.judgements[i]),
             queries=1,
-            zero_idcg=int(result.idcg[i] == 0.0),
+            zero_idcg=int(result.all_irrelevant[i]),
             computed_at=now,
         )
         for i in range(len(grades.query_ids))
     ]
 
 
-def overall_point(result_list, spec, *, as_of) -> MetricPoint | None:
+def overall_point(result_list, spec, *, as_of, judged_queries=None) -> MetricPoint | None:
     """The mean over the latest per-query points as of ``as_of`` (None if there are none).
 
     It carries the mean's bootstrap interval (``INTERVAL_*``), so that the overview
-    reads it instead of resampling ten thousand queries on every request.
+    reads it instead of resampling ten thousand queries on every request. A mean over
+    all queries also counts the judged queries the list did not return, at 0: those
+    of ``judged_queries`` (the project's query ids with a current grade as of
+    ``as_of``), read here unless given.
     """
     rows = latest_values(result_list, spec, as_of=as_of)
     if not rows:
         return None
-    values, judged, retrieved, judgements, zero_idcg = zip(*rows, strict=True)
-    return _overall_of(
-        result_list,
-        spec,
-        as_of=as_of,
-        values=values,
-        counts=(judged, retrieved, judgements, zero_idcg),
-    )
+    names = ("query_id", "value", "judged", "retrieved", "judgements", "zero_idcg")
+    columns = dict(zip(names, map(np.array, zip(*rows, strict=True)), strict=True))
+    unreturned = 0
+    if spec.mean_over == "all":
+        if judged_queries is None:
+            judged_queries = selectors.judged_query_ids(result_list.project_id, as_of=as_of)
+        unreturned = unreturned_count(judged_queries, columns["query_id"])
+    return _overall_of(result_list, spec, as_of=as_of, columns=columns, unreturned=unreturned)
 
 
-def _overall_of(result_list, spec, *, as_of, values, counts, interval=None) -> MetricPoint:
-    """The overall point of per-query ``values`` (in query order) and their
-    (judged, retrieved, judgements, zero_idcg) ``counts``; ``interval`` is
-    ``overall_interval(values)``, computed here unless given."""
-    judged, retrieved, judgements, zero_idcg = counts
+def unreturned_count(judged_queries: np.ndarray, returned: np.ndarray) -> int:
+    """How many of the judged queries are not among the list's returned ones."""
+    return len(np.setdiff1d(judged_queries, returned, assume_unique=True))
+
+
+def _overall_of(result_list, spec, *, as_of, columns, unreturned, interval=None) -> MetricPoint:
+    """The overall point of the per-query ``columns`` (arrays in query order: value,
+    judged, retrieved, judgements, zero_idcg) and ``unreturned`` judged queries the list
+    did not return; ``interval`` is ``overall_interval`` of the counted values,
+    computed here unless given."""
+    values, judgements = columns["value"], columns["judgements"]
     # The mean is summed exactly (math.fsum, in query order) rather than with SQL's
     # AVG, whose floating-point result depends on the order rows are scanned in:
     # a rebuild must reproduce the stored value to the last bit.
+    mean = query_mean(values, judgements, over=spec.mean_over, unreturned=unreturned)
     if interval is None:
-        interval = overall_interval(np.array(values))
+        interval = overall_interval(mean.counted)
+    counted = judgements > 0 if spec.mean_over == "judged" else slice(None)
     return MetricPoint(
         result_list=result_list,
         query=None,
         metric=spec.name,
         as_of=as_of,
-        value=math.fsum(values) / len(values),
-        judged=sum(judged),
-        retrieved=sum(retrieved),
-        judgements=sum(judgements),
-        queries=len(values),
-        zero_idcg=sum(zero_idcg),
+        # With no query to count (no judged query yet) the mean is stored as 0 over
+        # 0 queries; pages show it as missing.
+        value=mean.mean,
+        judged=int(np.sum(columns["judged"])),
+        retrieved=int(np.sum(columns["retrieved"])),
+        judgements=int(np.sum(judgements)),
+        queries=mean.queries,
+        zero_idcg=int(np.sum(np.asarray(columns["zero_idcg"], dtype=bool)[counted])),
         computed_at=timezone.now(),
         ci_low=interval.low,
         ci_high=interval.high,
         ci_confidence=interval.confidence,
         ci_resamples=interval.resamples,
         ci_seed=INTERVAL_SEED,
+        queries_judged=int(np.count_nonzero(judgements > 0)),
+        queries_returned=len(values),
     )
 
 
@@ -217,14 +232,14 @@ def overall_intervals(values: np.ndarray) -> list[ConfidenceInterval]:
 
 
 def latest_values(result_list, spec, *, as_of) -> list[tuple]:
-    """Each query's latest point as of ``as_of``: (value, judged, retrieved, judgements,
-    zero_idcg) in query order.
+    """Each query's latest point as of ``as_of``: (query_id, value, judged, retrieved,
+    judgements, zero_idcg) in query order.
 
     When no point of the list is newer than ``as_of`` (a refresh, or a rebuild
     moving forward), the latest points are LatestMetricPoint's rows; otherwise
     (rebuilding a past bucket) they are found in the series itself.
     """
-    columns = ("value", "judged", "retrieved", "judgements", "zero_idcg")
+    columns = ("query_id", "value", "judged", "retrieved", "judgements", "zero_idcg")
     latest = LatestMetricPoint.objects.filter(result_list=result_list, metric=spec.name)
     if not latest.filter(as_of__gt=as_of).exists():
         return list(latest.order_by("query_id").values_list(*columns))
@@ -291,9 +306,11 @@ def metrics_refresh(*, project: Project, now: dt.datetime | None = None) -> int:
     marks = StaleQuery.objects.select_for_update(skip_locked=True).filter(query__project=project)
     stale = set(marks.values_list("query_id", flat=True))
     StaleQuery.objects.filter(query_id__in=stale).delete()
+    revisions.revisions_recount(query_ids=stale)
     written = 0
     for spec in stored_specs(project):
         as_of = _refresh_moment(project, spec, hour)
+        judged_queries = None
         for result_list in project.result_lists.all():
             computed = LatestMetricPoint.objects.filter(result_list=result_list, metric=spec.name)
             only = stale if computed.exists() else None
@@ -301,7 +318,9 @@ def metrics_refresh(*, project: Project, now: dt.datetime | None = None) -> int:
                 continue
             points = metric_points_build(result_list, spec, as_of=as_of, only=only)
             written += len(points)
-            _store_with_overall(result_list, spec, points, as_of=as_of)
+            if judged_queries is None and spec.mean_over == "all":
+                judged_queries = selectors.judged_query_ids(project.pk, as_of=as_of)
+            _store_with_overall(result_list, spec, points, as_of=as_of, judged=judged_queries)
     return written
 
 
@@ -321,7 +340,8 @@ def _refresh_moment(project: Project, spec: MetricSpec, hour: dt.datetime) -> dt
 
 
 def metrics_rebuild(*, project: Project, since, until=None, every="day", progress=None) -> int:
-    """Rebuild the stored series from the judgement log as of each bucket end.
+    """Rebuild the stored series from the judgement log as of each bucket end, then
+    recount the project's revisions (``metrics.revisions``).
 
     Judgements after a bucket's end are ignored for it; result lists count from
     their capture time. Each bucket commits on its own, and re-running replaces
@@ -338,6 +358,8 @@ def metrics_rebuild(*, project: Project, since, until=None, every="day", progres
             written += _rebuild_bucket(project, as_of, log)
         if progress:
             progress(done, len(ends), as_of)
+    with transaction.atomic():
+        revisions.revisions_recount(query_ids=project.queries.values_list("pk", flat=True))
     return written
 
 
@@ -346,6 +368,7 @@ def _rebuild_bucket(project: Project, as_of: dt.datetime, log: replay.ProjectRep
     result_lists = list(project.result_lists.filter(captured_at__lte=as_of))
     for spec in stored_specs(project):
         pairs = log.pair_grades(as_of, spec.consensus)
+        judged_queries = np.unique(pairs.query_ids)
         built = {}
         for result_list in result_lists:
             columns = _rebuilt_columns(log, result_list, spec, pairs)
@@ -354,7 +377,7 @@ def _rebuild_bucket(project: Project, as_of: dt.datetime, log: replay.ProjectRep
             )
             built[result_list] = columns
             written += len(columns["query_id"])
-        _rebuilt_overalls_store(spec, built, as_of=as_of)
+        _rebuilt_overalls_store(spec, built, as_of=as_of, judged_queries=judged_queries)
     return written
 
 
@@ -370,46 +393,55 @@ def _rebuilt_columns(log, result_list, spec, pairs) -> dict[str, np.ndarray]:
         "judged": result.judged,
         "retrieved": result.retrieved,
         "judgements": grades.judgements,
-        "zero_idcg": result.idcg == 0.0,
+        "zero_idcg": result.all_irrelevant,
     }
 
 
-def _rebuilt_overalls_store(spec, built: dict, *, as_of) -> None:
+def _rebuilt_overalls_store(spec, built: dict, *, as_of, judged_queries) -> None:
     """Store the overall point of each result list of a bucket just written.
 
     The points just written (``built``, result list -> columns) are every query's
     latest as of ``as_of`` unless the series holds a query they lack (one that lost
     its hits): the latest table has a row for every query of the series, so equal
-    counts mean none is missing and the mean is taken from memory. Lists with as
-    many queries draw their intervals together (each gets the interval it would get
-    alone). Otherwise the point is read as ``overall_point`` reads it.
+    counts mean none is missing and the mean is taken from memory. Lists whose means
+    count as many queries draw their intervals together (each gets the interval it
+    would get alone). Otherwise the point is read as ``overall_point`` reads it.
+    ``judged_queries``: the project's query ids with a current grade as of ``as_of``.
     """
     by_size: dict[int, list] = {}
     for result_list, columns in built.items():
         size = len(columns["query_id"])
         latest = LatestMetricPoint.objects.filter(result_list=result_list, metric=spec.name)
         if size and latest.count() == size:
-            by_size.setdefault(size, []).append((result_list, columns))
-        elif overall := overall_point(result_list, spec, as_of=as_of):
+            unreturned = 0
+            if spec.mean_over == "all":
+                unreturned = unreturned_count(judged_queries, columns["query_id"])
+            mean = query_mean(
+                columns["value"], columns["judgements"], over=spec.mean_over, unreturned=unreturned
+            )
+            group = by_size.setdefault(mean.queries, [])
+            group.append((result_list, columns, unreturned, mean.counted))
+        elif overall := overall_point(
+            result_list, spec, as_of=as_of, judged_queries=judged_queries
+        ):
             metric_points_store([overall])
     for group in by_size.values():
-        intervals = overall_intervals(np.array([columns["value"] for _, columns in group]))
-        for (result_list, columns), interval in zip(group, intervals, strict=True):
-            counts = [columns[name].tolist() for name in ("judged", "retrieved", "judgements")]
+        intervals = overall_intervals(np.array([counted for *_, counted in group]))
+        for (result_list, columns, unreturned, _), interval in zip(group, intervals, strict=True):
             overall = _overall_of(
                 result_list,
                 spec,
                 as_of=as_of,
-                values=columns["value"].tolist(),
-                counts=(*counts, columns["zero_idcg"].astype(int).tolist()),
+                columns=columns,
+                unreturned=unreturned,
                 interval=interval,
             )
             metric_points_store([overall])
 
 
-def _store_with_overall(result_list, spec, points, *, as_of) -> None:
+def _store_with_overall(result_list, spec, points, *, as_of, judged=None) -> None:
     metric_points_store(points)
-    overall = overall_point(result_list, spec, as_of=as_of)
+    overall = overall_point(result_list, spec, as_of=as_of, judged_queries=judged)
     if overall is not None:
         metric_points_store([overall])
 

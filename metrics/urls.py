@@ -8,6 +8,7 @@ urlpatterns = [
     path("<slug:slug>/", views.overview, name="overview"),
     path("<slug:slug>/compare/", views.compare, name="compare"),
     path("<slug:slug>/raters/", views.raters, name="raters"),
+    path("<slug:slug>/series/export/", views.series_export, name="series_export"),
     path(
         "<slug:slug>/raters/request-grades/",
         views.raters_request_grades,

@@ -3,15 +3,21 @@ the login page. Every view validates a GET form, calls one selector and renders;
 parameters render the form's message with status 400."""
 
 from django.contrib import messages
+from django.db.models import Max
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_POST
 
-from judgements.models import Project, Query, ResultList
+from judgements.api.catalogue import streamed
+from judgements.models import Project, Query, RankedHits, ResultList
 from judgements.queue import queue_request_grades
 from judgements.roles import Role, role_required
+from judgements.workspace.raters import raters_management
 from metrics import dashboards
 from metrics.dashboards.labels import parameter_line
 from metrics.dashboards.raters import disputed_pairs
+from metrics.exports import series_export as series_export_of
 from metrics.forms import CompareForm, GradeRequestForm, MetricForm, QueryTableForm, RatersForm
 from searchlogs.dashboards import online_for_query, online_overview
 
@@ -85,6 +91,11 @@ def query_detail(request, slug, result_list_id, query_id):
 @role_required(Role.ANALYST)
 def compare(request, slug):
     project = get_object_or_404(Project, slug=slug)
+    lists = project.result_lists.count()
+    if lists < 2:
+        # Nothing to compare yet is a state of the project, not a bad request.
+        context = {"project": project, "too_few": lists, "dashboards_nav": True}
+        return render(request, "metrics/compare.html", context)
     form = CompareForm(request.GET, project=project)
 
     def build(form):
@@ -103,15 +114,52 @@ def compare(request, slug):
 
 @role_required(Role.ANALYST)
 def raters(request, slug):
+    """The one raters page: accounts and who may rate (judgements.workspace.raters),
+    progress, can't-tell and skip counts, and agreement as of a moment."""
     project = get_object_or_404(Project, slug=slug)
     form = RatersForm(request.GET, project=project)
+    report = None
+    if form.is_valid():
+        policy = form.cleaned_data["consensus"]
+        report = dashboards.raters_report(project, policy=policy, as_of=form.moment)
+    context = {
+        **raters_management(request, project, report),
+        "form": form,
+        "data": report,
+        "params": form.parameter_line() if report else [],
+        "dashboards_nav": True,
+    }
+    if report is not None:
+        shown = [pair.query_id for pair in report.disputed] + [q.query_id for q in report.queries]
+        links = query_links(project, shown)
+        context["disputed"] = [(pair, links.get(pair.query_id)) for pair in report.disputed]
+        context["query_rows"] = [(row, links.get(row.query_id)) for row in report.queries]
+    response = render(request, "metrics/raters.html", context, status=200 if report else 400)
+    if context["invitation"]:
+        # The invitation link is a password: no cache may keep the page that shows it.
+        add_never_cache_headers(response)
+    return response
 
-    def build(form):
-        return dashboards.raters_report(
-            project, policy=form.cleaned_data["consensus"], as_of=form.moment
-        )
 
-    return _page(request, "metrics/raters.html", form, build, project=project)
+def query_links(project: Project, query_ids) -> dict[int, str]:
+    """The query detail page of each query, in the newest result list that returned it."""
+    newest = (
+        RankedHits.objects.filter(query_id__in=set(query_ids))
+        .values("query_id")
+        .annotate(result_list=Max("result_list_id"))
+        .values_list("query_id", "result_list")
+    )
+    return {
+        query: reverse("metrics:query", args=[project.slug, result_list, query])
+        for query, result_list in newest
+    }
+
+
+@role_required(Role.ANALYST)
+def series_export(request, slug):
+    """The stored metric series of every result list, as CSV."""
+    project = get_object_or_404(Project, slug=slug)
+    return streamed(series_export_of(project=project))
 
 
 @role_required(Role.ANALYST)

@@ -18,9 +18,10 @@ from rest_framework.views import APIView
 
 from config.ids import ApiIdField
 from judgements.api.access import IsAnalyst
-from judgements.api.catalogue import UPLOAD_CHUNK, validated
-from judgements.models import Project
-from searchlogs import dashboards, services
+from judgements.api.catalogue import validated
+from judgements.api.projects import JOB_ACCEPTED, job_accepted, upload_run
+from judgements.models import Job, Project
+from searchlogs import dashboards
 
 GROUPINGS = {"day": ("day",), "query": ("query",), "day_query": ("day", "query")}
 
@@ -51,14 +52,17 @@ class SearchLogImportApi(APIView):
 
     @extend_schema(
         request=InputSerializer,
-        responses={201: OpenApiResponse(OutputSerializer, "The batch was stored.")},
+        responses={
+            201: OpenApiResponse(OutputSerializer, "The batch was stored."),
+            202: JOB_ACCEPTED,
+        },
     )
     def post(self, request, slug):
         project = get_object_or_404(Project, slug=slug)
         data = validated(self.InputSerializer, request.data)
-        result = services.search_log_ingest(
-            project=project, upload=data["file"].chunks(UPLOAD_CHUNK)
-        )
+        result = upload_run(request, project, Job.Kind.SEARCH_LOG, data)
+        if isinstance(result, Job):
+            return job_accepted(result)
         return Response(self.OutputSerializer(result).data, status=status.HTTP_201_CREATED)
 
 

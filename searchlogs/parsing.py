@@ -161,9 +161,13 @@ def _seconds(value, line: int) -> float | LineError:
         return LineError(line, "seconds", "is missing (or give end_of_session: true).")
     if isinstance(value, bool) or not isinstance(value, int | float):
         return LineError(line, "seconds", f"{_shown(value)} is not a number.")
-    if not math.isfinite(value) or value < 0:
+    try:
+        seconds = float(value)
+    except OverflowError:  # An integer beyond a double's range (10**400).
+        return LineError(line, "seconds", "is too large a number of seconds.")
+    if not math.isfinite(seconds) or seconds < 0:
         return LineError(line, "seconds", f"{value} is not a number of seconds >= 0.")
-    return float(value)
+    return seconds
 
 
 def _shown(value) -> str:

@@ -10,40 +10,11 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from judgements import exporters, importers, services
-from judgements.api.access import IsAnalyst, IsRater, Pages, visible_projects
+from judgements import exporters, importers
+from judgements.api.access import IsAnalyst, Pages
 from judgements.api.filters import HitFilter
-from judgements.models import Document, Hit, Project, Query, ResultList
-
-UPLOAD_CHUNK = 1 << 20
-
-
-class ProjectListApi(generics.ListAPIView):
-    """Projects: all of them for an analyst, those a rater may rate for a rater."""
-
-    class OutputSerializer(serializers.ModelSerializer):
-        class Meta:
-            model = Project
-            fields = [
-                "slug", "name", "description", "scale", "guidelines", "judges_per_pair",
-                "pool_depth", "consensus", "created_at",
-            ]  # fmt: skip
-
-    permission_classes = [IsRater]
-    serializer_class = OutputSerializer
-    pagination_class = Pages
-
-    def get_queryset(self):
-        return visible_projects(self.request.user).order_by("name", "pk")
-
-
-class ProjectDetailApi(generics.RetrieveAPIView):
-    permission_classes = [IsRater]
-    serializer_class = ProjectListApi.OutputSerializer
-    lookup_field = "slug"
-
-    def get_queryset(self):
-        return visible_projects(self.request.user)
+from judgements.api.projects import JOB_ACCEPTED, job_accepted, upload_run
+from judgements.models import Document, Hit, Job, Project, Query, ResultList
 
 
 class QueryListApi(generics.ListAPIView):
@@ -175,14 +146,17 @@ class QueryImportApi(APIView):
 
     @extend_schema(
         request=InputSerializer,
-        responses={201: OpenApiResponse(ImportOutputSerializer, "Queries added.")},
+        responses={
+            201: OpenApiResponse(ImportOutputSerializer, "Queries added."),
+            202: JOB_ACCEPTED,
+        },
     )
     def post(self, request, slug):
         project = get_object_or_404(Project, slug=slug)
         data = validated(self.InputSerializer, request.data)
-        result = services.query_import(
-            project=project, upload=data["file"].chunks(UPLOAD_CHUNK), file_format=data["format"]
-        )
+        result = upload_run(request, project, Job.Kind.QUERIES, data)
+        if isinstance(result, Job):
+            return job_accepted(result)
         return Response(ImportOutputSerializer(result).data, status=status.HTTP_201_CREATED)
 
 
@@ -197,13 +171,17 @@ class DocumentImportApi(APIView):
 
     @extend_schema(
         request=InputSerializer,
-        responses={201: OpenApiResponse(ImportOutputSerializer, "Documents written.")},
+        responses={
+            201: OpenApiResponse(ImportOutputSerializer, "Documents written."),
+            202: JOB_ACCEPTED,
+        },
     )
     def post(self, request, slug):
         project = get_object_or_404(Project, slug=slug)
         data = validated(self.InputSerializer, request.data)
-        upload = data["file"].chunks(UPLOAD_CHUNK)
-        result = services.document_import(project=project, upload=upload)
+        result = upload_run(request, project, Job.Kind.DOCUMENTS, data)
+        if isinstance(result, Job):
+            return job_accepted(result)
         return Response(ImportOutputSerializer(result).data, status=status.HTTP_201_CREATED)
 
 
@@ -235,21 +213,13 @@ class ResultListImportApi(APIView):
     permission_classes = [IsAnalyst]
     parser_classes = [MultiPartParser]
 
-    @extend_schema(request=InputSerializer, responses={201: OutputSerializer})
+    @extend_schema(request=InputSerializer, responses={201: OutputSerializer, 202: JOB_ACCEPTED})
     def post(self, request, slug):
         project = get_object_or_404(Project, slug=slug)
         data = validated(self.InputSerializer, request.data)
-        result = services.result_list_import(
-            project=project,
-            upload=data["file"].chunks(UPLOAD_CHUNK),
-            file_format=data["format"],
-            uploaded_by=request.user,
-            name=data["name"],
-            engine=data["engine"],
-            captured_at=data["captured_at"],
-            query_map=data["queries"] and data["queries"].chunks(UPLOAD_CHUNK),
-            create_missing=data["create_missing"],
-        )
+        result = upload_run(request, project, Job.Kind.RESULT_LIST, data)
+        if isinstance(result, Job):
+            return job_accepted(result)
         result_list = ResultListDetailApi.queryset.get(pk=result.result_list.pk)
         output = {**ImportOutputSerializer(result).data, "result_list": result_list}
         return Response(self.OutputSerializer(output).data, status=status.HTTP_201_CREATED)

@@ -11,14 +11,10 @@ from rest_framework.views import APIView
 from config.ids import ApiIdField
 from judgements import exporters, importers, queue, services
 from judgements.api.access import IsAnalyst, IsRater, LogPages, Pages, project_to_rate
-from judgements.api.catalogue import (
-    UPLOAD_CHUNK,
-    ImportOutputSerializer,
-    streamed,
-    validated,
-)
+from judgements.api.catalogue import ImportOutputSerializer, streamed, validated
 from judgements.api.filters import JudgementFilter, filter_parameters
-from judgements.models import Consensus, Document, Judgement, Project, Query
+from judgements.api.projects import JOB_ACCEPTED, job_accepted, upload_run
+from judgements.models import Consensus, Document, Job, Judgement, Project, Query
 
 
 class JudgementOutputSerializer(serializers.ModelSerializer):
@@ -316,16 +312,11 @@ class JudgementImportApi(APIView):
     permission_classes = [IsAnalyst]
     parser_classes = [MultiPartParser]
 
-    @extend_schema(request=InputSerializer, responses={201: OutputSerializer})
+    @extend_schema(request=InputSerializer, responses={201: OutputSerializer, 202: JOB_ACCEPTED})
     def post(self, request, slug):
         project = get_object_or_404(Project, slug=slug)
         data = validated(self.InputSerializer, request.data)
-        result = services.judgement_import(
-            project=project,
-            upload=data["file"].chunks(UPLOAD_CHUNK),
-            file_format=data["format"],
-            uploaded_by=request.user,
-            query_map=data["queries"] and data["queries"].chunks(UPLOAD_CHUNK),
-            create_missing=data["create_missing"],
-        )
+        result = upload_run(request, project, Job.Kind.JUDGEMENTS, data)
+        if isinstance(result, Job):
+            return job_accepted(result)
         return Response(self.OutputSerializer(result).data, status=status.HTTP_201_CREATED)

@@ -1,5 +1,6 @@
 """Parsers for what gets judged: queries, documents and result lists."""
 
+import itertools
 import json
 import math
 from collections.abc import Iterable, Iterator
@@ -36,6 +37,7 @@ ID_KEYS = ("id", "external_id", "docid", "_id")
 # Where IR toolkits (pyserini, ir_datasets) keep a document's text.
 SNIPPET_KEYS = ("snippet", "contents", "text", "body")
 MAX_RANK = 2**31 - 1
+LAYOUT_PEEK_BYTES = 1 << 16  # how far a documents file is read to tell its layout
 DOCUMENT_KEYS = {*ID_KEYS, *SNIPPET_KEYS, "title", "url", "image_url"}
 _url_validator = URLValidator()
 
@@ -101,8 +103,13 @@ class _QueryChecks:
 
 
 def documents_jsonl(chunks: Iterable[bytes], vocabulary: Vocabulary | None = None):
+    """One document object per line; or, as anserini's and pyserini's JsonCollection
+    also read them, a JSON array of documents, or documents printed over several
+    lines one after another (a file whose first line is a lone ``{``)."""
     repeats = Duplicates("id", "This document id")
-    for item in json_lines(Lines(chunks)):
+    chunks, layout = _json_layout(chunks)
+    items = json_lines(Lines(chunks)) if layout == "lines" else _json_documents(chunks, layout)
+    for item in items:
         if isinstance(item, LineError):
             yield item
             continue
@@ -113,6 +120,40 @@ def documents_jsonl(chunks: Iterable[bytes], vocabulary: Vocabulary | None = Non
             repeats.add(document.external_id, document.line)
             yield document
     yield from repeats.errors()
+
+
+def _json_layout(chunks: Iterable[bytes]) -> tuple[Iterator[bytes], str]:
+    """The upload's chunks, unchanged, and how its documents are laid out: ``lines``
+    (JSON Lines), ``array`` (a JSON array) or ``objects`` (pretty-printed objects)."""
+    chunks, head = iter(chunks), b""
+    for chunk in chunks:
+        head += chunk
+        start = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+        if b"\n" in start or len(head) > LAYOUT_PEEK_BYTES:
+            break
+    start = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if start.startswith(b"["):
+        layout = "array"
+    elif start.split(b"\n", 1)[0].strip() == b"{":
+        layout = "objects"
+    else:
+        layout = "lines"
+    return itertools.chain([head], chunks), layout
+
+
+def _json_documents(
+    chunks: Iterator[bytes], layout: str
+) -> Iterator[tuple[int, dict] | LineError]:
+    """``(line, object)`` per document of a JSON array or of objects one after another."""
+    objects = layout == "objects"
+    wanted = "".__eq__ if objects else "item".__eq__
+    for item in json_values(chunks, wanted, multiple_values=objects):
+        if isinstance(item, LineError):
+            yield item
+        elif isinstance(item.value, dict):
+            yield item.line, item.value
+        else:
+            yield LineError(item.line, None, "Each document must be a JSON object.")
 
 
 def document_row(line: int, data: dict) -> DocumentRow | list[LineError]:

@@ -22,7 +22,7 @@ from judgements.importers.reading import (
     text_field,
     unzipped,
 )
-from judgements.importers.rows import JudgementRow, LineError, Skip, Vocabulary
+from judgements.importers.rows import JudgementRow, LineError, Note, Skip, Vocabulary
 
 KINDS = ("grade", "cant_tell", "retract")
 EVENT_COLUMNS = ("id", "query", "document", "rater", "kind", "grade", "note", "created_at")
@@ -177,11 +177,16 @@ def ltr(chunks: Iterable[bytes], vocabulary: Vocabulary):
     (``*1`` is a weight, dropped); other ``#`` lines are comments. A qid's query is the
     header's text, else the line's text after the docid (Quepid writes the query
     there), matched by external id first, then by text; with no text, the qid is
-    the query's external id.
+    the query's external id. RankLib and Elasticsearch-LTR treat that text as a
+    comment: where it differs between the lines of a qid the project knows (a title
+    per document, as Elasticsearch-LTR's demo writes), the qid names the query and the
+    summary says so; for a qid it does not know, that is an error.
     """
     pairs = _Pairs(vocabulary, ("qid", "docid", "grade"))
     headers: dict[str, str] = {}
-    texts: dict[str, tuple[str, int]] = {}
+    decided: dict[str, tuple[str, int]] = {}
+    group: list[tuple[int, str, str, str, str]] = []  # one qid's run of lines
+    by_qid: list[str] = []
     for item in nonblank_lines(Lines(chunks)):
         if isinstance(item, LineError):
             yield item
@@ -198,14 +203,57 @@ def ltr(chunks: Iterable[bytes], vocabulary: Vocabulary):
             yield LineError(line, None, 'Expected "grade qid:N # docid query".')
             continue
         qid = fields[1][4:]
-        query_text = headers.get(qid) or (tail[1].strip() if len(tail) > 1 else "")
-        first_text, first_line = texts.setdefault(qid, (query_text, line))
-        if first_text != query_text:
-            yield LineError(line, "qid", f'qid:{qid} was "{first_text}" on line {first_line}.')
-            continue
-        query = _ltr_query(line, qid, query_text, vocabulary, pairs)
-        yield from pairs.row(line, query, tail[0], fields[0])
+        if group and group[0][1] != qid:
+            yield from _ltr_group(group, headers, decided, by_qid, vocabulary, pairs)
+            group = []
+        group.append((line, qid, fields[0], tail[0], tail[1].strip() if len(tail) > 1 else ""))
+    if group:
+        yield from _ltr_group(group, headers, decided, by_qid, vocabulary, pairs)
+    if by_qid:
+        yield Note(
+            f"{_qid_list(by_qid)}: the text after the document id differs from line to "
+            "line (a title per document, as Elasticsearch-LTR's demo writes), so the "
+            "qid named the query."
+        )
     yield from pairs.errors()
+
+
+def _qid_list(qids: list[str]) -> str:
+    shown = ", ".join(f"qid:{qid}" for qid in qids[:5])
+    return shown + (f" and {len(qids) - 5:,} more" if len(qids) > 5 else "")
+
+
+def _ltr_group(group, headers, decided, by_qid, vocabulary: Vocabulary, pairs: _Pairs):
+    """The rows of one qid's run of lines, its query named once for all of them."""
+    first, qid = group[0][0], group[0][1]
+    query_text = headers.get(qid)
+    if query_text is None:
+        texts = dict.fromkeys(text for *_, text in group)
+        query_text = next(iter(texts))
+        if len(texts) > 1:
+            if qid not in vocabulary.qids:
+                line = next(line for line, *_, text in group if text != query_text)
+                message = (
+                    f'qid:{qid} was "{query_text}" on line {first}. Name its query in a '
+                    f'"# qid:{qid}: <query>" header line, or give the project a query '
+                    f"with the id {qid}."
+                )
+                yield LineError(line, "qid", message)
+                return
+            query_text = ""
+            by_qid.append(qid)
+    first_text, first_line = decided.setdefault(qid, (query_text, first))
+    if first_text != query_text:
+        yield LineError(first, "qid", f'qid:{qid} was "{first_text}" on line {first_line}.')
+        return
+    query = _ltr_query(first, qid, query_text, vocabulary, pairs)
+    event = (
+        {"query_external_id": qid}
+        if isinstance(query, tuple) and qid not in vocabulary.qids
+        else {}
+    )
+    for line, _, grade, docid, _ in group:
+        yield from pairs.row(line, query, docid, grade, **event)
 
 
 def _ltr_query(line, qid: str, text: str, vocabulary: Vocabulary, pairs: _Pairs):

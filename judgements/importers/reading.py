@@ -3,9 +3,12 @@
 import csv
 import io
 import json
+import json.decoder
+import json.scanner
 import re
 import tempfile
 import zipfile
+from array import array
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -120,7 +123,8 @@ class Duplicates:
     """Remembers a 64-bit key per row (12 bytes a row) and reports repeats at the end."""
 
     def __init__(self, field_name: str, what: str):
-        self.field, self.what, self.keys, self.lines = field_name, what, [], []
+        # Arrays of int64, not lists of Python ints (which cost about 70 bytes a row).
+        self.field, self.what, self.keys, self.lines = field_name, what, array("q"), array("q")
 
     def add(self, key, line: int) -> None:
         self.keys.append(key if isinstance(key, int) else hash(key))
@@ -129,7 +133,7 @@ class Duplicates:
     def errors(self) -> Iterator[LineError]:
         if not self.keys:
             return
-        keys, lines = np.array(self.keys, dtype=np.int64), np.array(self.lines, dtype=np.int64)
+        keys, lines = np.frombuffer(self.keys, np.int64), np.frombuffer(self.lines, np.int64)
         order = np.lexsort((lines, keys))
         keys, lines = keys[order], lines[order]
         starts = np.r_[True, keys[1:] != keys[:-1]]
@@ -313,7 +317,11 @@ class JsonValue(NamedTuple):
 
 
 def json_values(
-    chunks: Iterable[bytes], wanted: Callable[[str], bool], shapes: dict[str, type] | None = None
+    chunks: Iterable[bytes],
+    wanted: Callable[[str], bool],
+    shapes: dict[str, type] | None = None,
+    *,
+    multiple_values: bool = False,
 ) -> Iterator[JsonValue | LineError]:
     """Stream a JSON upload, building only the values at places ``wanted`` accepts.
 
@@ -321,11 +329,13 @@ def json_values(
     time so that every object knows the line it starts on), so memory holds one
     wanted value at a time however large the file. ``shapes`` names places whose
     value must be of a type (``{"query_groups": list}``); another type there is an
-    error naming the place. Objects inside built values are ``LineDict``s.
+    error naming the place. Objects inside built values are ``LineDict``s. With
+    ``multiple_values``, the upload may hold several JSON values one after another.
     """
     reader, builder, path = _LineReader(chunks), _Builder(), []
     try:
-        for event, value in ijson.basic_parse(reader, use_float=True):
+        events = ijson.basic_parse(reader, use_float=True, multiple_values=multiple_values)
+        for event, value in events:
             if event == "map_key":
                 path[-1] = value
                 if builder.active:

@@ -124,7 +124,9 @@ class HitRow(NamedTuple):
 class JudgementRow(NamedTuple):
     """One judgement event. ``query_id``/``document_id`` are None for a query or
     document to create under ``query_key``/``document_key``; ``rater_id`` None is the
-    project's import rater, or the account of ``rater_key`` (an e-mail address)."""
+    project's import rater, or the account of ``rater_key`` (an e-mail address).
+    ``query_external_id`` is the file's own id of a query to create under its text
+    (an LTR file's ``qid``), kept as the new query's external id."""
 
     line: int
     query_id: int | None
@@ -138,3 +140,4 @@ class JudgementRow(NamedTuple):
     query_key: str = ""
     document_key: str = ""
     rater_key: str = ""
+    query_external_id: str = ""

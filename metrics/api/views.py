@@ -165,7 +165,9 @@ class ResultListSeriesApi(APIView):
     class OutputSerializer(PagedSerializer):
         class PointSerializer(serializers.Serializer):
             as_of = serializers.DateTimeField()
-            value = serializers.FloatField(help_text="The mean over the list's queries.")
+            value = serializers.FloatField(
+                allow_null=True, help_text="The mean over the queries that count; null for none."
+            )
             queries = serializers.IntegerField()
             zero_idcg = serializers.IntegerField()
             judged = serializers.IntegerField()

@@ -7,18 +7,31 @@ Per query, for the "show the working" table::
     result = ndcg(ranked, ideal, k=10, gain="exponential", discount="log2")
     result.ndcg, result.rows
 
+(with ``negative="penalise"`` passed to both, negative grades lower DCG and NDCG is
+normalised between the worst and the best ordering).
+
 For a whole result list in one vectorised call::
 
     from metrics.core import ndcg_batch
     batch = ndcg_batch(grades, offsets, k=10, ideal_grades=judged, ideal_offsets=judged_offsets)
     batch.ndcg, batch.mean, batch.zero_idcg_count
 
-Definitions (gains, discounts, negative and fractional grades, IDCG = 0) are
-documented in :mod:`metrics.core.gains` and :mod:`metrics.core.ndcg`. Nothing
+Definitions (gains, discounts, negative and fractional grades, IDCG = 0, the
+min-max NDCG of ``negative="penalise"``) are documented in
+:mod:`metrics.core.gains` and :mod:`metrics.core.ndcg`. Nothing
 here imports Django, so the core runs and is tested without a database.
 """
 
-from metrics.core.aggregate import NdcgSummary, mean_ndcg, mean_over, summarize
+from metrics.core.aggregate import (
+    MEANS_OVER,
+    MeanOver,
+    NdcgSummary,
+    QueryMean,
+    mean_ndcg,
+    mean_over,
+    query_mean,
+    summarize,
+)
 from metrics.core.batch import BatchNdcgResult, grade_counts, idcg_from_counts, ndcg_batch
 from metrics.core.batch_measures import (
     average_precision_batch,
@@ -26,7 +39,15 @@ from metrics.core.batch_measures import (
     precision_batch,
     reciprocal_rank_batch,
 )
-from metrics.core.gains import Discount, Gain, discount_values, gain_values
+from metrics.core.gains import (
+    NEGATIVES,
+    Discount,
+    Gain,
+    Negative,
+    discount_values,
+    gain_values,
+    signed_gain_values,
+)
 from metrics.core.measures import (
     average_precision,
     expected_reciprocal_rank,
@@ -47,13 +68,18 @@ from metrics.core.ndcg import (
 from metrics.core.segments import offsets_from_lengths
 
 __all__ = [
+    "MEANS_OVER",
+    "NEGATIVES",
     "BatchNdcgResult",
     "Discount",
     "Gain",
     "IdealDepth",
     "IdealSource",
+    "MeanOver",
     "NdcgResult",
     "NdcgSummary",
+    "Negative",
+    "QueryMean",
     "RankRow",
     "Unjudged",
     "average_precision",
@@ -74,7 +100,9 @@ __all__ = [
     "offsets_from_lengths",
     "precision",
     "precision_batch",
+    "query_mean",
     "reciprocal_rank",
     "reciprocal_rank_batch",
+    "signed_gain_values",
     "summarize",
 ]

@@ -3,16 +3,20 @@
 A system's score over a query set is the mean of its per-query NDCG values.
 Queries whose IDCG is 0 have NDCG 0 (trec_eval's convention) and are counted,
 so a mean dragged down by queries nobody judged relevant can be told apart
-from a mean dragged down by bad rankings.
+from a mean dragged down by bad rankings. Which queries a mean is over is a
+parameter of its own (:func:`query_mean`): the judged ones, or all of them.
 """
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from metrics.core.ndcg import NdcgResult
+from metrics.core.segments import FloatArray
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,3 +139,69 @@ def mean_over(values: ArrayLike, n_queries: int) -> float:
     if n_queries < len(np.atleast_1d(values)):
         raise ValueError("n_queries cannot be smaller than the number of values")
     return float(np.sum(values)) / n_queries if n_queries else 0.0
+
+
+MeanOver = Literal["judged", "all"]
+MEANS_OVER: tuple[MeanOver, ...] = ("judged", "all")
+
+
+@dataclass(frozen=True, slots=True)
+class QueryMean:
+    """A mean over queries and the values it is over (``counted``, in query order)."""
+
+    mean: float
+    counted: FloatArray
+
+    @property
+    def queries(self) -> int:
+        return len(self.counted)
+
+
+def query_mean(
+    values: ArrayLike, judgements: ArrayLike, *, over: MeanOver, unreturned: int = 0
+) -> QueryMean:
+    """Mean of per-query values over the queries that count.
+
+    Parameters
+    ----------
+    values : array-like of float, shape (n_queries,)
+        Each returned query's value (NDCG), in query order.
+    judgements : array-like of int, shape (n_queries,)
+        Each query's number of current grades, over all its judged documents.
+    over : {"judged", "all"}
+        ``"judged"``: only queries with at least one judgement count, as
+        trec_eval averages over the queries of the run that are in the qrels.
+        ``"all"``: every query counts, unjudged ones with their value (0), and
+        so do ``unreturned`` more queries at 0, as ``trec_eval -c`` counts the
+        queries of the qrels missing from the run.
+    unreturned : int, default=0
+        Judged queries the result list did not return (used by ``"all"``).
+
+    Returns
+    -------
+    mean : QueryMean
+        ``mean`` (0.0 when no query counts, summed exactly with ``math.fsum``)
+        and the ``counted`` values, zeros for the unreturned queries last.
+
+    References
+    ----------
+    .. [1] trec_eval, ``meas_avg.c`` and its ``-c`` option.
+
+    Examples
+    --------
+    Three returned queries, the last unjudged, and one judged query not returned:
+
+    >>> query_mean([0.5, 1.0, 0.0], [2, 1, 0], over="judged").mean
+    0.75
+    >>> query_mean([0.5, 1.0, 0.0], [2, 1, 0], over="all", unreturned=1).mean
+    0.375
+    """
+    if over not in MEANS_OVER:
+        raise ValueError(f"over must be one of {MEANS_OVER}, not {over!r}")
+    values = np.asarray(values, dtype=np.float64)
+    if over == "judged":
+        counted = values[np.asarray(judgements) > 0]
+    else:
+        counted = np.concatenate((values, np.zeros(unreturned)))
+    mean = math.fsum(counted.tolist()) / len(counted) if len(counted) else 0.0
+    return QueryMean(mean, counted)

@@ -11,6 +11,11 @@ puts the grade-3 documents at ranks ``1 .. c_3``, the grade-2 ones at
 table, ``IDCG = sum_g gain(g) * (P[end_g] - P[start_g])``, with the ends
 clipped at ``k`` for ``ideal_depth="cut"``. Fractional grades take a general
 path that sorts each query's grades once.
+
+With ``negative="penalise"`` the worst ordering's DCG is minus the ideal DCG of
+the negative grades' magnitudes, computed the same way, and NDCG is normalised
+min-max (:mod:`metrics.core.ndcg` states the definition). The default path
+(``negative="zero"``) does none of this work.
 """
 
 from dataclasses import dataclass, field
@@ -27,10 +32,11 @@ from metrics.core.batch_dcg import (
     judged_counts,
     ranked_dcg,
     ranked_dcg_and_judged,
+    worst_dcg_from_grades,
 )
-from metrics.core.gains import Discount, Gain, check_discount, check_gain
+from metrics.core.gains import Discount, Gain, Negative, check_discount, check_gain, check_negative
 from metrics.core.ndcg import IDEAL_DEPTHS, UNJUDGED, IdealDepth, Unjudged, check_k
-from metrics.core.segments import FloatArray, Int64Array, check_offsets, condense
+from metrics.core.segments import FloatArray, Int64Array, check_offsets
 
 __all__ = [
     "MAX_COUNTED_GRADE",
@@ -42,6 +48,7 @@ __all__ = [
     "ndcg_batch",
     "ranked_dcg",
     "ranked_dcg_and_judged",
+    "worst_dcg_from_grades",
 ]
 
 # Queries handled per vectorised pass; see ndcg_batch.
@@ -50,7 +57,11 @@ BLOCK_QUERIES = 8192
 
 @dataclass(frozen=True)
 class BatchNdcgResult:
-    """Per-query arrays of one result list, with the mean and the zero-IDCG count."""
+    """Per-query arrays of one result list, with the mean and the zero-IDCG count.
+
+    ``min_dcg`` holds the worst ordering's DCG per query when negative grades
+    penalise, and is None otherwise (where it would be 0 everywhere).
+    """
 
     k: int | None
     dcg: FloatArray
@@ -58,6 +69,7 @@ class BatchNdcgResult:
     ndcg: FloatArray
     judged: Int64Array
     retrieved: Int64Array
+    min_dcg: FloatArray | None = None
     mean: float = field(init=False)
     zero_idcg_count: int = field(init=False)
 
@@ -68,8 +80,11 @@ class BatchNdcgResult:
 
     @property
     def all_irrelevant(self) -> np.ndarray:
-        """Mask of the queries whose IDCG is 0 (NDCG 0 by convention)."""
-        return self.idcg == 0.0
+        """Mask of the queries whose IDCG is 0, or equals the worst DCG when negative
+        grades penalise (NDCG 0 by convention)."""
+        if self.min_dcg is None:
+            return self.idcg == 0.0
+        return self.idcg == self.min_dcg
 
     @property
     def coverage(self) -> FloatArray:
@@ -90,6 +105,7 @@ def ndcg_batch(
     discount: Discount = "log2",
     ideal_depth: IdealDepth = "cut",
     unjudged: Unjudged = "zero",
+    negative: Negative = "zero",
 ) -> BatchNdcgResult:
     """NDCG of every query of a result list, without a Python loop per query.
 
@@ -108,17 +124,22 @@ def ndcg_batch(
         ideal), or ``ranked_grades, offsets`` again for the "returned" ideal.
     ideal_counts : array-like of int, shape (n_queries, n_levels), optional
         Instead of ``ideal_grades``: ``ideal_counts[q, g]`` judged documents
-        of integer grade ``g`` for query ``q``. Give one of the two forms.
+        of integer grade ``g`` for query ``q``. Give one of the two forms;
+        ``negative="penalise"`` needs ``ideal_grades`` (counts hold no negative grade).
     gain : {"exponential", "linear"}, default="exponential"
     discount : {"log2", "rank"}, default="log2"
     ideal_depth : {"cut", "full"}, default="cut"
     unjudged : {"zero", "remove"}, default="zero"
+    negative : {"zero", "penalise"}, default="zero"
+        Negative grades give gain 0 (trec_eval), or keep their sign with NDCG
+        normalised min-max between the worst and the best ordering.
 
     Returns
     -------
     result : BatchNdcgResult
         Per-query ``dcg``, ``idcg``, ``ndcg``, ``judged`` and ``retrieved``
-        arrays, plus ``mean`` NDCG and ``zero_idcg_count``.
+        arrays (and ``min_dcg`` when negative grades penalise), plus ``mean``
+        NDCG and ``zero_idcg_count``.
 
     References
     ----------
@@ -145,6 +166,9 @@ def ndcg_batch(
     check_discount(discount)
     if ideal_depth not in IDEAL_DEPTHS or unjudged not in UNJUDGED:
         raise ValueError(f"ideal_depth must be in {IDEAL_DEPTHS}, unjudged in {UNJUDGED}")
+    signed = check_negative(negative) == "penalise"
+    if signed and ideal_counts is not None:
+        raise ValueError("negative='penalise' needs ideal_grades: counts hold no negative grade")
     ranked = np.asarray(ranked_grades, dtype=np.float64)
     offsets = check_offsets(offsets, len(ranked))
     ideal = _checked_ideal(len(offsets) - 1, ideal_grades, ideal_offsets, ideal_counts)
@@ -153,13 +177,20 @@ def ndcg_batch(
     # processor's caches; the loop runs once per block, not once per query.
     parts = [
         _block_parts(ranked, offsets, ideal, lo, min(lo + BLOCK_QUERIES, len(offsets) - 1),
-                     k=k, depth=depth, gain=gain, discount=discount, unjudged=unjudged)
+                     k=k, depth=depth, gain=gain, discount=discount, unjudged=unjudged,
+                     signed=signed)
         for lo in range(0, max(len(offsets) - 1, 1), BLOCK_QUERIES)
     ]  # fmt: skip
-    dcg, idcg, judged, retrieved = (np.concatenate(column) for column in zip(*parts, strict=True))
-    all_irrelevant = idcg == 0.0
-    ndcg = np.where(all_irrelevant, 0.0, dcg / np.where(all_irrelevant, 1.0, idcg))
-    return BatchNdcgResult(k, dcg, idcg, ndcg, judged, retrieved)
+    firsts = zip(*(part[:4] for part in parts), strict=True)
+    dcg, idcg, judged, retrieved = (np.concatenate(column) for column in firsts)
+    if not signed:
+        all_irrelevant = idcg == 0.0
+        ndcg = np.where(all_irrelevant, 0.0, dcg / np.where(all_irrelevant, 1.0, idcg))
+        return BatchNdcgResult(k, dcg, idcg, ndcg, judged, retrieved)
+    min_dcg = np.concatenate([part[4] for part in parts])
+    span = idcg - min_dcg
+    ndcg = np.where(span == 0.0, 0.0, (dcg - min_dcg) / np.where(span == 0.0, 1.0, span))
+    return BatchNdcgResult(k, dcg, idcg, ndcg, judged, retrieved, min_dcg)
 
 
 class _Ideal(NamedTuple):
@@ -182,6 +213,10 @@ class _Ideal(NamedTuple):
         assert self.grades is not None and self.offsets is not None
         return idcg_from_grades(self.grades, self.offsets, depth, gain, discount)
 
+    def worst_dcg(self, depth: int | None, gain: Gain, discount: Discount) -> FloatArray:
+        assert self.grades is not None and self.offsets is not None
+        return worst_dcg_from_grades(self.grades, self.offsets, depth, gain, discount)
+
 
 def _block_parts(
     ranked: FloatArray,
@@ -195,18 +230,30 @@ def _block_parts(
     gain: Gain,
     discount: Discount,
     unjudged: Unjudged,
-) -> tuple[FloatArray, FloatArray, Int64Array, Int64Array]:
-    """DCG, IDCG, judged and returned counts of queries ``lo .. hi - 1``."""
+    signed: bool,
+) -> tuple:
+    """DCG, IDCG, judged and returned counts of queries ``lo .. hi - 1``, and their
+    worst DCG when negative grades penalise (``signed``)."""
     start, end = offsets[lo], offsets[hi]
     ranked, offsets = ranked[start:end], offsets[lo : hi + 1] - start
-    idcg = ideal.block(lo, hi).idcg(depth, gain, discount)
+    block = ideal.block(lo, hi)
+    idcg = block.idcg(depth, gain, discount)
+    worst = (block.worst_dcg(depth, gain, discount),) if signed else ()
     if unjudged == "remove":
-        judged, retrieved = judged_counts(ranked, offsets, k)
-        ranked, offsets = condense(ranked, offsets)
-        dcg, _, _ = ranked_dcg_and_judged(ranked, offsets, k, gain, discount)
-        return dcg, idcg, judged, retrieved
-    dcg, judged, retrieved = ranked_dcg_and_judged(ranked, offsets, k, gain, discount)
-    return dcg, idcg, judged, retrieved
+        # Judged hits in the top k are counted on the running count condensing takes.
+        lengths = np.diff(offsets)
+        retrieved = lengths if k is None else np.minimum(lengths, k)
+        is_judged = ~np.isnan(ranked)
+        judged_before = np.concatenate(([0], np.cumsum(is_judged)))
+        judged = judged_before[offsets[:-1] + retrieved] - judged_before[offsets[:-1]]
+        dcg, _, _ = ranked_dcg_and_judged(
+            ranked[is_judged], judged_before[offsets], k, gain, discount, signed=signed
+        )
+        return dcg, idcg, judged.astype(np.int64), retrieved.astype(np.int64), *worst
+    dcg, judged, retrieved = ranked_dcg_and_judged(
+        ranked, offsets, k, gain, discount, signed=signed
+    )
+    return dcg, idcg, judged, retrieved, *worst
 
 
 def _checked_ideal(

@@ -7,6 +7,7 @@ discount table, ``IDCG = sum_g gain(g) * (P[end_g] - P[start_g])``.
 """
 
 import numpy as np
+from numpy.typing import NDArray
 
 from metrics.core.gains import (
     Discount,
@@ -14,6 +15,7 @@ from metrics.core.gains import (
     discount_prefix_sums,
     discount_values,
     gain_values,
+    signed_gain_values,
 )
 from metrics.core.segments import (
     FloatArray,
@@ -62,9 +64,17 @@ def ranked_dcg(
 
 
 def ranked_dcg_and_judged(
-    ranked: FloatArray, offsets: Int64Array, k: int | None, gain: Gain, discount: Discount
+    ranked: FloatArray,
+    offsets: Int64Array,
+    k: int | None,
+    gain: Gain,
+    discount: Discount,
+    *,
+    signed: bool = False,
 ) -> tuple[FloatArray, Int64Array, Int64Array]:
     """DCG at ``k`` and the judged and returned hit counts in each query's top ``k``.
+
+    ``signed``: negative grades keep their sign in the gain (``negative="penalise"``).
 
     Examples
     --------
@@ -79,13 +89,14 @@ def ranked_dcg_and_judged(
     retrieved = np.minimum(lengths, width)
     # A dense (queries x width) matrix turns the sums into one matrix-vector
     # product; it is used when padding short lists wastes little memory.
+    gains_of = signed_gain_values if signed else gain_values
     if len(lengths) * width <= 2 * len(ranked) + 1024:
         matrix, _ = padded_rows(ranked, offsets, width)
-        dcg = gain_values(matrix, gain) @ discount_values(width, discount)
+        dcg = gains_of(matrix, gain) @ discount_values(width, discount)
         return dcg, np.count_nonzero(~np.isnan(matrix), axis=1).astype(np.int64), retrieved
     weights = np.zeros(longest)
     weights[:width] = discount_values(width, discount)
-    dcg = segment_sums(gain_values(ranked, gain) * weights[positions(offsets)], offsets)
+    dcg = segment_sums(gains_of(ranked, gain) * weights[positions(offsets)], offsets)
     return dcg, judged_counts(ranked, offsets, k)[0], retrieved
 
 
@@ -153,12 +164,35 @@ def idcg_from_grades(
     if np.all(usable) and _highest_first(grades, offsets):
         # Already the ideal lists (the packed grades come so): the sort is skipped.
         return ranked_dcg(grades, offsets, depth, gain, discount)
-    owner = segment_ids(offsets)[usable]
+    return ranked_dcg(*_sorted_highest_first(grades, offsets, usable), depth, gain, discount)
+
+
+def _sorted_highest_first(
+    grades: FloatArray, offsets: Int64Array, usable: NDArray[np.bool_]
+) -> tuple[FloatArray, Int64Array]:
+    """The ``usable`` grades of each segment, highest first, and their offsets.
+
+    Examples
+    --------
+    >>> grades = np.array([0.5, 2.5, np.nan, 1.0, 3.0])
+    >>> values, offsets = _sorted_highest_first(grades, np.array([0, 3, 5]), grades >= 0)
+    >>> values.tolist(), offsets.tolist()
+    ([2.5, 0.5, 3.0, 1.0], [0, 2, 4])
+    """
+    kept_offsets = np.concatenate(([0], np.cumsum(usable)))[offsets]
     values = grades[usable]
-    n_queries = len(offsets) - 1
-    order = np.lexsort((-values, owner))
-    sorted_offsets = np.searchsorted(owner[order], np.arange(n_queries + 1))
-    return ranked_dcg(values[order], sorted_offsets, depth, gain, discount)
+    lengths = np.diff(kept_offsets)
+    width = int(lengths.max(initial=0))
+    if len(lengths) * width <= 4 * len(values) + 1024:
+        # Segments of similar lengths (a result list's hits) are the rows of a matrix,
+        # padded with -inf at their ends; sorting its short rows beats one long sort.
+        matrix = np.full((len(lengths), width), -np.inf)
+        present = np.arange(width) < lengths[:, None]
+        matrix[present] = values
+        matrix.sort(axis=1)
+        return matrix[:, ::-1][present], kept_offsets
+    order = np.lexsort((-values, segment_ids(kept_offsets)))
+    return values[order], kept_offsets
 
 
 def _highest_first(grades: FloatArray, offsets: Int64Array) -> bool:
@@ -174,6 +208,26 @@ def _highest_first(grades: FloatArray, offsets: Int64Array) -> bool:
     rises = np.flatnonzero(np.diff(grades) > 0) + 1
     # A rise is allowed only where a new segment starts.
     return bool(np.all(np.isin(rises, offsets)))
+
+
+def worst_dcg_from_grades(
+    grades: FloatArray, offsets: Int64Array, depth: int | None, gain: Gain, discount: Discount
+) -> FloatArray:
+    """DCG of each query's worst ordering: its negative grades, most harmful first.
+
+    The worst ordering of :mod:`metrics.core.ndcg` (``negative="penalise"``) is the
+    ideal ordering of the harm done, so its DCG is minus the ideal DCG of the
+    negative grades' magnitudes (``2**|g| - 1`` is the magnitude of the signed
+    exponential gain); 0 for a query with no negative grade.
+
+    Examples
+    --------
+    >>> grades, offsets = np.array([-2.0, 3, -1, np.nan, 1.0]), np.array([0, 3, 5])
+    >>> worst_dcg_from_grades(grades, offsets, None, "linear", "log2").round(6).tolist()
+    [-2.63093, 0.0]
+    """
+    harm = np.where(grades < 0, -grades, np.nan)
+    return 0.0 - idcg_from_grades(harm, offsets, depth, gain, discount)
 
 
 def grade_counts(grades: FloatArray, offsets: Int64Array) -> Int64Array | None:
@@ -206,11 +260,9 @@ def grade_counts(grades: FloatArray, offsets: Int64Array) -> Int64Array | None:
     True
     """
     n_queries = len(offsets) - 1
-    owner = segment_ids(offsets)
     usable = grades >= 0  # NaN compares False, so unjudged grades drop out too.
-    values = grades
-    if not np.all(usable):
-        owner, values = owner[usable], grades[usable]
+    everyone = bool(np.all(usable))
+    values = grades if everyone else grades[usable]
     top_grade = values.max() if len(values) else 0.0
     if top_grade > MAX_COUNTED_GRADE:
         return None
@@ -218,5 +270,6 @@ def grade_counts(grades: FloatArray, offsets: Int64Array) -> Int64Array | None:
     whole = values.astype(np.int64)
     if not np.array_equal(whole, values):
         return None
+    owner = segment_ids(offsets) if everyone else segment_ids(offsets)[usable]
     flat = np.bincount(owner * levels + whole, minlength=n_queries * levels)
     return flat.reshape(n_queries, levels)

@@ -7,7 +7,9 @@ its output can be compared line by line with trec_eval's.
 The defaults (linear gain, log2 discount, the ideal from all judged
 documents cut at k, unjudged documents with gain 0) are trec_eval's, so
 ``--gain linear`` need not be given to reproduce trec_eval's numbers; the app
-itself defaults to exponential gain.
+itself defaults to exponential gain. ``--negative penalise`` lets negative
+grades lower DCG, with NDCG normalised min-max between the worst and the best
+ordering (see :mod:`metrics.core.ndcg`); it is not a trec_eval option.
 """
 
 import argparse
@@ -23,7 +25,7 @@ from metrics.core.batch_measures import (
     precision_batch,
     reciprocal_rank_batch,
 )
-from metrics.core.gains import DISCOUNTS, GAINS
+from metrics.core.gains import DISCOUNTS, GAINS, NEGATIVES
 from metrics.core.ranking import RankedQueries, rank_queries
 from metrics.core.segments import FloatArray, condense, segment_sums
 from metrics.core.trec import TrecFormatError, read_qrels, read_run
@@ -132,6 +134,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="drop documents missing from the qrels before ranking (condensed lists)",
     )
     parser.add_argument(
+        "--negative",
+        choices=NEGATIVES,
+        default="zero",
+        help="negative grades count 0 (default, trec_eval) or penalise: they keep their sign "
+        "and ndcg is normalised between the worst and the best ordering (Gienapp et al., "
+        "CIKM 2020)",
+    )
+    parser.add_argument(
         "--precision", type=int, default=4, metavar="N", help="decimals printed (default 4)"
     )
     return parser
@@ -187,12 +197,17 @@ def _measure_functions(
     grades, offsets = ranked.ranked_grades, ranked.offsets
     if args.remove_unjudged:
         grades, offsets = condense(grades, offsets)
-    ideal = _ideal_arguments(ranked, grades, offsets, args.ideal)
+    ideal = _ideal_arguments(ranked, grades, offsets, args.ideal, args.negative)
     relevant = (ranked.judged_grades >= args.level).astype(np.float64)
     n_relevant = segment_sums(relevant, ranked.judged_offsets)
 
     def ndcg_at(k: int | None, depth: str) -> FloatArray:
-        options = {"gain": args.gain, "discount": args.discount, "ideal_depth": depth}
+        options = {
+            "gain": args.gain,
+            "discount": args.discount,
+            "ideal_depth": depth,
+            "negative": args.negative,
+        }
         return ndcg_batch(grades, offsets, k=k, **ideal, **options).ndcg  # type: ignore[arg-type]
 
     return {
@@ -210,12 +225,15 @@ def _measure_functions(
 
 
 def _ideal_arguments(
-    ranked: RankedQueries, grades: FloatArray, offsets: np.ndarray, source: str
+    ranked: RankedQueries, grades: FloatArray, offsets: np.ndarray, source: str, negative: str
 ) -> dict[str, np.ndarray]:
-    """``ndcg_batch``'s ideal arguments; integer grades are counted once for all cut-offs."""
+    """``ndcg_batch``'s ideal arguments; integer grades are counted once for all cut-offs
+    (unless negative grades penalise: counts leave them out)."""
     if source == "returned":
         return {"ideal_grades": grades, "ideal_offsets": offsets}
-    counts = grade_counts(ranked.judged_grades, ranked.judged_offsets)
+    counts = None
+    if negative == "zero":
+        counts = grade_counts(ranked.judged_grades, ranked.judged_offsets)
     if counts is not None:
         return {"ideal_counts": counts}
     return {"ideal_grades": ranked.judged_grades, "ideal_offsets": ranked.judged_offsets}

@@ -17,6 +17,14 @@ towards judged@k coverage, contribute nothing to DCG and are left out of the
 ideal ranking, exactly as trec_eval treats negative qrels. Without this rule an
 ideal list could hold negative gains and NDCG could leave [0, 1].
 
+Negative grades that penalise
+-----------------------------
+With ``negative="penalise"`` (:func:`signed_gain_values`) a negative grade
+keeps its sign: ``rel`` under the linear gain, ``-(2**|rel| - 1)`` under the
+exponential one, so a harmful result lowers DCG. NDCG then needs the min-max
+normalisation of :mod:`metrics.core.ndcg` to stay in [0, 1]. NaN (unjudged)
+still gives 0.
+
 How ranks become discounts
 --------------------------
 A discount is the weight multiplied into the gain at rank ``i`` (1-based):
@@ -33,9 +41,11 @@ from numpy.typing import ArrayLike, NDArray
 
 Gain = Literal["exponential", "linear"]
 Discount = Literal["log2", "rank"]
+Negative = Literal["zero", "penalise"]
 
 GAINS: tuple[Gain, ...] = ("exponential", "linear")
 DISCOUNTS: tuple[Discount, ...] = ("log2", "rank")
+NEGATIVES: tuple[Negative, ...] = ("zero", "penalise")
 
 
 def check_gain(gain: str) -> Gain:
@@ -43,6 +53,13 @@ def check_gain(gain: str) -> Gain:
     if gain not in GAINS:
         raise ValueError(f"gain must be one of {GAINS}, not {gain!r}")
     return gain  # type: ignore[return-value]
+
+
+def check_negative(negative: str) -> Negative:
+    """Return ``negative`` if it names a rule for negative grades, else raise ``ValueError``."""
+    if negative not in NEGATIVES:
+        raise ValueError(f"negative must be one of {NEGATIVES}, not {negative!r}")
+    return negative  # type: ignore[return-value]
 
 
 def check_discount(discount: str) -> Discount:
@@ -87,6 +104,41 @@ def gain_values(grades: ArrayLike, gain: Gain = "exponential") -> NDArray[np.flo
     if gain == "linear":
         return positive
     return np.exp2(positive) - 1.0
+
+
+def signed_gain_values(grades: ArrayLike, gain: Gain = "exponential") -> NDArray[np.float64]:
+    """Turn grades into gains that keep the sign of negative grades.
+
+    Parameters
+    ----------
+    grades : array-like of float
+        Grades in any shape. NaN marks an unjudged hit.
+    gain : {"exponential", "linear"}, default="exponential"
+        ``sign(grade) * (2**|grade| - 1)`` or ``grade``.
+
+    Returns
+    -------
+    gains : ndarray of float64, same shape as ``grades``
+        Equal to :func:`gain_values` wherever the grade is not negative; 0 where
+        it is NaN.
+
+    References
+    ----------
+    .. [1] Gienapp, Fröbe, Hagen & Potthast, "The impact of negative relevance
+       judgments on NDCG", CIKM 2020.
+
+    Examples
+    --------
+    >>> signed_gain_values([3, 0, -1, -2, float("nan")], "exponential").tolist()
+    [7.0, 0.0, -1.0, -3.0, 0.0]
+    >>> signed_gain_values([3, -1.5, float("nan")], "linear").tolist()
+    [3.0, -1.5, 0.0]
+    """
+    check_gain(gain)
+    values = np.nan_to_num(np.asarray(grades, dtype=np.float64), nan=0.0)
+    if gain == "linear":
+        return values
+    return np.copysign(np.exp2(np.abs(values)) - 1.0, values)
 
 
 def gain_of_grade(grade: float, gain: Gain = "exponential") -> float:

@@ -10,16 +10,24 @@ Work is done in chunks of about a million draws, so ten thousand resamples
 of ten thousand queries never need more than a few megabytes at once.
 """
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from metrics.core.segments import FloatArray
 
 DEFAULT_RESAMPLES = 10_000
 # Below this many values per chunk, the Python loop overhead dominates.
 CHUNK_DRAWS = 1_000_000
+# Drawing the positions is about two thirds of a bootstrap interval's cost, and they
+# depend only on the number of values, of resamples and the seed: the last set drawn
+# is kept while it fits in this many bytes (20 MB for the intervals' 1,000 resamples of
+# 10,000 queries), so the next interval over as many queries, such as another metric of
+# the same result list, reuses it. One set per process; larger sets are drawn each time.
+KEPT_DRAW_BYTES = 32 * 2**20
+_kept_draws: dict[tuple[int, int, int], NDArray] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,16 +166,48 @@ def bootstrap_means(values: FloatArray, *, n_resamples: int, seed: int) -> Float
     [[1.0, 1.0, 1.0]]
     """
     _check_resamples(n_resamples)
-    rng = np.random.default_rng(seed)
     series, n = values.shape
     means = np.empty((series, n_resamples))
+    for start, picks in resampled_positions(n, n_resamples=n_resamples, seed=seed):
+        for i, row in enumerate(values):
+            means[i, start : start + len(picks)] = row[picks].mean(axis=1)
+    return means
+
+
+def resampled_positions(n: int, *, n_resamples: int, seed: int) -> Iterator[tuple[int, NDArray]]:
+    """The positions each bootstrap sample of ``n`` values draws, in chunks of about
+    ``CHUNK_DRAWS``: (index of the chunk's first sample, positions of shape (samples, n)).
+
+    The draws depend on ``n``, ``n_resamples`` and ``seed`` alone. The last set drawn is
+    kept (see ``KEPT_DRAW_BYTES``) and given again for the same three: the same
+    positions, without the draws.
+
+    Examples
+    --------
+    >>> [(start, picks.tolist()) for start, picks in resampled_positions(2, n_resamples=2, seed=0)]
+    [(0, [[1, 1], [1, 0]])]
+    """
+    key = (n, n_resamples, seed)
     rows = max(1, CHUNK_DRAWS // n)
+    kept = _kept_draws.get(key)
+    if kept is not None:
+        for start in range(0, n_resamples, rows):
+            yield start, kept[start : start + rows]
+        return
+    # Positions below 2**16 fit in two bytes (indexing by them gives the same values).
+    kind = np.uint16 if n <= 2**16 else np.uint32
+    keep = n * n_resamples * np.dtype(kind).itemsize <= KEPT_DRAW_BYTES
+    drawn = np.empty((n_resamples, n), dtype=kind) if keep else None
+    rng = np.random.default_rng(seed)
     for start in range(0, n_resamples, rows):
         stop = min(start + rows, n_resamples)
         picks = rng.integers(0, n, size=(stop - start, n))
-        for i, row in enumerate(values):
-            means[i, start:stop] = row[picks].mean(axis=1)
-    return means
+        if drawn is not None:
+            drawn[start:stop] = picks
+        yield start, picks
+    if drawn is not None:
+        _kept_draws.clear()
+        _kept_draws[key] = drawn
 
 
 def paired_bootstrap_ci(

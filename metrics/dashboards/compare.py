@@ -48,6 +48,8 @@ class Comparison:
     queries: int
     only_a: int
     only_b: int
+    # Queries both lists returned that nobody has graded: left out of a mean over judged ones.
+    unjudged: int
     mean_a: float | None
     mean_b: float | None
     wins: int
@@ -99,9 +101,10 @@ def comparison(
     page: int | None,
     page_size: int = PAGE_SIZE,
 ) -> Comparison:
-    """Paired comparison of ``b`` against ``a`` over the queries both returned."""
+    """Paired comparison of ``b`` against ``a`` over the queries both returned (those
+    with a current grade, when the metric's mean is over judged queries)."""
     first, second = list_evaluations(project, spec, as_of=as_of, result_lists=[a, b])
-    common = np.intersect1d(first.query_ids, second.query_ids)
+    common = np.intersect1d(first.query_ids[first.counted], second.query_ids[second.counted])
     values_a, values_b = first.values_for(common), second.values_for(common)
     delta = values_b - values_a
     texts = _texts(project, common)
@@ -122,8 +125,9 @@ def comparison(
         a=first,
         b=second,
         queries=len(common),
-        only_a=len(first.query_ids) - len(common),
-        only_b=len(second.query_ids) - len(common),
+        only_a=len(np.setdiff1d(first.query_ids, second.query_ids)),
+        only_b=len(np.setdiff1d(second.query_ids, first.query_ids)),
+        unjudged=len(np.intersect1d(first.query_ids, second.query_ids)) - len(common),
         mean_a=float(values_a.mean()) if len(common) else None,
         mean_b=float(values_b.mean()) if len(common) else None,
         wins=int(np.count_nonzero(delta > TIE)),

@@ -9,10 +9,13 @@ after the series' last moment. Any other metric, any past moment (``as_of``)
 or a series that lags behind is computed on the fly from PostgreSQL with
 ``metrics.services.result_list_evaluate``. Either way each number says which
 it is and as of when.
+
+A mean over queries counts the queries of the metric's ``mean_over``: those with a
+current grade, or all of them and, at 0, the judged queries the list did not return.
 """
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from django.db import connection
@@ -20,6 +23,7 @@ from django.utils import timezone
 
 from judgements.models import Judgement, Project, ResultList
 from metrics import selectors, services
+from metrics.core import query_mean
 from metrics.core.segments import sorted_lookup
 from metrics.models import StaleQuery
 from metrics.registry import MetricSpec, stored_specs
@@ -36,17 +40,24 @@ SELECT result_list_id, max(as_of),
        string_agg(float8send(coalesce(dcg, 'NaN')), ''::bytea ORDER BY query_id),
        string_agg(float8send(coalesce(idcg, 'NaN')), ''::bytea ORDER BY query_id),
        string_agg(int4send(judged), ''::bytea ORDER BY query_id),
-       string_agg(int4send(retrieved), ''::bytea ORDER BY query_id)
+       string_agg(int4send(retrieved), ''::bytea ORDER BY query_id),
+       string_agg(int4send(judgements), ''::bytea ORDER BY query_id),
+       string_agg(int4send(zero_idcg), ''::bytea ORDER BY query_id)
 FROM metrics_latestmetricpoint
 WHERE result_list_id = ANY(%(lists)s::bigint[]) AND metric = %(metric)s
 GROUP BY result_list_id
 """
-STORED_TYPES = (">i8", ">f8", ">f8", ">f8", ">i4", ">i4")
+STORED_TYPES = (">i8", ">f8", ">f8", ">f8", ">i4", ">i4", ">i4", ">i4")
 
 
 @dataclass(frozen=True)
 class Evaluation:
-    """Per-query values of one result list under one metric, aligned on ``query_ids``."""
+    """Per-query values of one result list under one metric, aligned on ``query_ids``.
+
+    ``judgements`` counts each query's current grades and ``all_irrelevant`` marks the
+    queries whose NDCG is 0 by convention; ``unreturned`` is the number of judged
+    queries the list did not return, which a mean over all queries counts at 0.
+    """
 
     result_list: ResultList
     query_ids: np.ndarray
@@ -55,8 +66,37 @@ class Evaluation:
     idcg: np.ndarray
     judged: np.ndarray
     retrieved: np.ndarray
+    judgements: np.ndarray
+    all_irrelevant: np.ndarray
     as_of: dt.datetime
     stored: bool
+    mean_over: str = "judged"  # list_evaluations sets the metric's.
+    unreturned: int = 0
+
+    @property
+    def counted(self) -> np.ndarray:
+        """Mask of the returned queries the mean counts."""
+        if self.mean_over == "judged":
+            return self.judgements > 0
+        return np.ones(len(self.query_ids), dtype=bool)
+
+    @property
+    def counted_values(self) -> np.ndarray:
+        """The values behind the mean, in query order (zeros for unreturned queries last)."""
+        return query_mean(
+            self.ndcg, self.judgements, over=self.mean_over, unreturned=self.unreturned
+        ).counted
+
+    @property
+    def queries(self) -> int:
+        """How many queries the mean counts."""
+        return int(np.count_nonzero(self.counted)) + (
+            self.unreturned if self.mean_over == "all" else 0
+        )
+
+    @property
+    def queries_judged(self) -> int:
+        return int(np.count_nonzero(self.judgements > 0))
 
     @property
     def mean(self) -> float | None:
@@ -64,8 +104,12 @@ class Evaluation:
 
     def mean_of(self, values: np.ndarray) -> float | None:
         """The mean of per-query ``values`` (aligned on ``query_ids``) over the queries
-        that count, as NDCG's mean is taken; None without a query."""
-        return float(np.mean(values)) if len(values) else None
+        that count, as NDCG's mean is taken; None when no query counts."""
+        if not self.queries:
+            return None
+        return query_mean(
+            values, self.judgements, over=self.mean_over, unreturned=self.unreturned
+        ).mean
 
     @property
     def unjudged(self) -> int:
@@ -75,7 +119,7 @@ class Evaluation:
 
     @property
     def zero_idcg(self) -> int:
-        return int(np.count_nonzero(self.idcg == 0.0))
+        return int(np.count_nonzero(self.all_irrelevant & self.counted))
 
     @property
     def coverage(self) -> float | None:
@@ -98,9 +142,29 @@ def list_evaluations(
         moment = as_of or timezone.now()
         evaluated = services.result_lists_evaluate(missing, spec, as_of=moment, pairs=pairs)
         for result_list in missing:
-            evaluation = computed_evaluation(result_list, moment, *evaluated[result_list.pk])
-            found[result_list.pk] = evaluation
-    return [found[result_list.pk] for result_list in result_lists]
+            found[result_list.pk] = computed_evaluation(
+                result_list, moment, *evaluated[result_list.pk]
+            )
+    evaluations = [found[result_list.pk] for result_list in result_lists]
+    return counted_as(project, spec, evaluations, as_of=as_of, pairs=pairs)
+
+
+def counted_as(
+    project: Project, spec: MetricSpec, evaluations: list[Evaluation], *, as_of, pairs=None
+) -> list[Evaluation]:
+    """``evaluations`` with the metric's ``mean_over``: under "all", each also counts at 0
+    the judged queries (as of ``as_of``; those of ``pairs`` when given) it did not return."""
+    judged = None
+    if spec.mean_over == "all" and evaluations:
+        if pairs is not None:
+            judged = np.unique(pairs.query_ids)
+        else:
+            judged = selectors.judged_query_ids(project.pk, as_of=as_of or timezone.now())
+
+    def unreturned(evaluation: Evaluation) -> int:
+        return 0 if judged is None else services.unreturned_count(judged, evaluation.query_ids)
+
+    return [replace(e, mean_over=spec.mean_over, unreturned=unreturned(e)) for e in evaluations]
 
 
 def computed_evaluation(result_list, moment, grades, result) -> Evaluation:
@@ -113,6 +177,8 @@ def computed_evaluation(result_list, moment, grades, result) -> Evaluation:
         idcg=result.idcg,
         judged=result.judged,
         retrieved=result.retrieved,
+        judgements=np.asarray(grades.judgements, dtype=np.int64),
+        all_irrelevant=result.all_irrelevant,
         as_of=moment,
         stored=False,
     )
@@ -155,7 +221,7 @@ def _stored_evaluations(project, spec, result_lists) -> dict[int, Evaluation]:
 
 
 def _unpacked(result_list, columns, as_of) -> Evaluation:
-    query_ids, ndcg, dcg, idcg, judged, retrieved = (
+    query_ids, ndcg, dcg, idcg, judged, retrieved, judgements, zero_idcg = (
         selectors.unpacked(column, kind)
         for column, kind in zip(columns, STORED_TYPES, strict=True)
     )
@@ -167,6 +233,8 @@ def _unpacked(result_list, columns, as_of) -> Evaluation:
         idcg=idcg,
         judged=judged.astype(np.int64),
         retrieved=retrieved.astype(np.int64),
+        judgements=judgements.astype(np.int64),
+        all_irrelevant=zero_idcg != 0,
         as_of=as_of,
         stored=True,
     )

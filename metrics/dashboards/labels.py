@@ -13,16 +13,25 @@ CONSENSUS_LABELS = {
     "majority": "majority",
     "quepid": "Quepid (third-highest)",
 }
+NEGATIVE_LABELS = {
+    "zero": "count as 0 (trec_eval)",
+    "penalise": "penalise (min-max, worst to best ordering)",
+}
+MEAN_OVER_LABELS = {
+    "judged": "judged queries (trec_eval)",
+    "all": "all queries, unjudged as 0 (trec_eval -c)",
+}
 
-# Each choice parameter of MetricSpec and the words for its values: the forms take their
-# choices' labels from here (a value without words is shown as it is).
-CHOICE_LABELS = {
-    "gain": GAIN_LABELS,
-    "discount": DISCOUNT_LABELS,
-    "ideal": IDEAL_LABELS,
-    "ideal_depth": DEPTH_LABELS,
-    "unjudged": UNJUDGED_LABELS,
-    "consensus": CONSENSUS_LABELS,
+# Each choice parameter of MetricSpec: its form label and its values in words.
+PARAMETER_LABELS = {
+    "gain": ("Gain", GAIN_LABELS),
+    "discount": ("Discount", DISCOUNT_LABELS),
+    "ideal": ("Ideal", IDEAL_LABELS),
+    "ideal_depth": ("Ideal depth", DEPTH_LABELS),
+    "unjudged": ("Unjudged", UNJUDGED_LABELS),
+    "consensus": ("Consensus", CONSENSUS_LABELS),
+    "negative": ("Negative grades", NEGATIVE_LABELS),
+    "mean_over": ("Mean over", MEAN_OVER_LABELS),
 }
 
 
@@ -36,4 +45,6 @@ def parameter_line(spec: MetricSpec) -> list[str]:
         f"ideal depth {DEPTH_LABELS[spec.ideal_depth]}",
         f"unjudged hits {UNJUDGED_LABELS[spec.unjudged]}",
         f"consensus {CONSENSUS_LABELS[spec.consensus]}",
+        f"negative grades {NEGATIVE_LABELS[spec.negative]}",
+        f"mean over {MEAN_OVER_LABELS[spec.mean_over]}",
     ]

@@ -1,4 +1,11 @@
-"""The project overview: every result list's mean NDCG with its interval, progress, charts."""
+"""The project overview: every result list's mean NDCG with its interval, progress, charts.
+
+Two charts answer two questions. Over time, each result list's stored series: the
+same ranking measured as grades arrive, drawn beside its coverage (the share of its
+queries judged and judged@k), so a rise that is grades arriving reads as such. By
+capture date, every list on the same judgements (as of now, or the moment asked
+for): a difference there is the ranking's.
+"""
 
 import datetime as dt
 from dataclasses import dataclass
@@ -22,13 +29,14 @@ from metrics.dashboards.evaluations import (
 from metrics.dashboards.labels import parameter_line
 from metrics.models import MetricPoint
 from metrics.registry import MetricSpec, project_spec
+from metrics.revisions import revisions_per_week
 from metrics.services import INTERVAL_CONFIDENCE, INTERVAL_RESAMPLES, INTERVAL_SEED
 
 # Each list's newest overall point: one index descent per list.
 OVERALL_SQL = """
 SELECT run.id, point.value, point.judged, point.retrieved, point.queries, point.zero_idcg,
        point.ci_low, point.ci_high, point.ci_confidence, point.ci_resamples, point.ci_seed,
-       point.as_of
+       point.queries_judged, point.queries_returned, point.as_of
 FROM unnest(%(lists)s::bigint[]) AS run (id)
 CROSS JOIN LATERAL (
     SELECT * FROM metrics_metricpoint
@@ -47,13 +55,19 @@ POOL_PAIR_COLUMNS = [("query_id", ">i8"), ("document_id", ">i8")]
 
 @dataclass(frozen=True)
 class ListSummary:
-    """One result list's line of the overview, from its stored overall point or computed."""
+    """One result list's line of the overview, from its stored overall point or computed.
+
+    ``queries`` are those behind the mean; ``queries_judged`` of the ``queries_returned``
+    the list returned have a current grade; ``coverage`` is judged@k over all of them.
+    """
 
     result_list: ResultList
     mean: float | None
     interval: ConfidenceInterval
     coverage: float | None
     queries: int
+    queries_judged: int
+    queries_returned: int
     zero_idcg: int
     as_of: dt.datetime
     stored: bool
@@ -65,11 +79,17 @@ class ListSummary:
             mean=evaluation.mean,
             interval=interval,
             coverage=evaluation.coverage,
-            queries=len(evaluation.query_ids),
+            queries=evaluation.queries,
+            queries_judged=evaluation.queries_judged,
+            queries_returned=len(evaluation.query_ids),
             zero_idcg=evaluation.zero_idcg,
             as_of=evaluation.as_of,
             stored=evaluation.stored,
         )
+
+    @property
+    def judged_share(self) -> float | None:
+        return self.queries_judged / self.queries_returned if self.queries_returned else None
 
 
 @dataclass(frozen=True)
@@ -92,9 +112,54 @@ class PoolProgress:
 
 @dataclass(frozen=True)
 class SeriesPoint:
+    """One stored overall point: the mean, its interval and the coverage behind it."""
+
     result_list: str
     as_of: dt.datetime
     value: float
+    ci_low: float | None
+    ci_high: float | None
+    queries: int
+    queries_judged: int | None
+    queries_returned: int | None
+    judged: int
+    retrieved: int
+
+    @property
+    def mean(self) -> float | None:
+        """The mean, or None when no query counts (no judged query yet)."""
+        return self.value if self.queries else None
+
+    @property
+    def judged_share(self) -> float | None:
+        """Share of the list's queries with a current grade (None if not kept)."""
+        if not self.queries_returned or self.queries_judged is None:
+            return None
+        return self.queries_judged / self.queries_returned
+
+    @property
+    def coverage(self) -> float | None:
+        """Judged@k: share of the top-k hits of all the list's queries with a grade."""
+        return self.judged / self.retrieved if self.retrieved else None
+
+    def chart_row(self) -> list:
+        """[x, mean, CI low, CI high, queries in the mean, share judged, judged@k]."""
+        return [
+            epoch_ms(self.as_of),
+            self.mean,
+            *(_finite(v) if self.queries >= 2 else None for v in (self.ci_low, self.ci_high)),
+            self.queries,
+            self.judged_share,
+            self.coverage,
+        ]
+
+
+@dataclass(frozen=True)
+class WeekCount:
+    """Revisions recorded in the UTC week starting on ``week`` (a Monday)."""
+
+    week: dt.date
+    revisions: int
 
 
 @dataclass(frozen=True)
@@ -104,6 +169,7 @@ class Overview:
     pool: PoolProgress
     series_spec: MetricSpec
     series: list[SeriesPoint]
+    revisions: list[WeekCount]
 
     @property
     def series_params(self) -> list[str]:
@@ -111,14 +177,20 @@ class Overview:
 
     @property
     def chart(self) -> dict:
-        """The charts' data, for ``json_script``: x values in epoch milliseconds."""
+        """The charts' data, for ``json_script``: x values in epoch milliseconds. Each
+        series point is ``SeriesPoint.chart_row()``; its first two items are (x, mean),
+        which the search-log chart reads too."""
         lines: dict[str, list] = {}
         for point in self.series:
-            lines.setdefault(point.result_list, []).append([epoch_ms(point.as_of), point.value])
+            lines.setdefault(point.result_list, []).append(point.chart_row())
         return {
             "series": [{"label": label, "points": points} for label, points in lines.items()],
             "by_capture": [_capture_point(summary) for summary in self.summaries],
         }
+
+    @property
+    def revisions_total(self) -> int:
+        return sum(week.revisions for week in self.revisions)
 
     @property
     def as_of(self) -> dt.datetime | None:
@@ -144,7 +216,8 @@ def project_overview(project: Project, spec: MetricSpec, *, as_of: dt.datetime |
     series_spec = project_spec(project)
     series = mean_series(project, series_spec, as_of=as_of)
     pool = pool_progress(project, as_of=as_of, pairs=pairs)
-    return Overview(spec, summaries, pool, series_spec, series)
+    weeks = [WeekCount(*row) for row in revisions_per_week(project.pk, as_of=as_of)]
+    return Overview(spec, summaries, pool, series_spec, series, weeks)
 
 
 def stored_summaries(project, spec, result_lists) -> list[ListSummary] | None:
@@ -162,7 +235,10 @@ def stored_summaries(project, spec, result_lists) -> list[ListSummary] | None:
         cursor.execute(OVERALL_SQL, params)
         points = {row[0]: row[1:] for row in cursor.fetchall()}
     wanted = (INTERVAL_CONFIDENCE, INTERVAL_RESAMPLES, INTERVAL_SEED)
-    if len(points) < len(result_lists) or any(p[7:10] != wanted for p in points.values()):
+    # A mean over no query has no interval (its parameters are not kept).
+    if len(points) < len(result_lists) or any(
+        (p[7:10] != wanted and p[3] > 0) or p[10] is None for p in points.values()
+    ):
         return None
     moment = series_holds_at(project, max(point[-1] for point in points.values()))
     if moment is None:
@@ -174,13 +250,16 @@ def stored_summaries(project, spec, result_lists) -> list[ListSummary] | None:
 
 
 def _stored_summary(result_list, point, moment) -> ListSummary:
-    value, judged, retrieved, queries, zero_idcg, low, high, confidence, resamples, _, _ = point
+    value, judged, retrieved, queries, zero_idcg, low, high, confidence, resamples = point[:9]
+    queries_judged, queries_returned = point[10:12]
     return ListSummary(
         result_list=result_list,
-        mean=value,
+        mean=value if queries else None,
         interval=ConfidenceInterval(value, low, high, confidence, resamples),
         coverage=judged / retrieved if retrieved else None,
         queries=queries,
+        queries_judged=queries_judged,
+        queries_returned=queries_returned,
         zero_idcg=zero_idcg,
         as_of=moment,
         stored=True,
@@ -205,17 +284,19 @@ def computed_summary(evaluation: Evaluation) -> ListSummary:
 
 
 def _intervals(evaluations: list[Evaluation]) -> list[ConfidenceInterval]:
-    """Each list's interval; lists over the same queries share their resampled query sets.
+    """Each list's interval over the values its mean counts; lists whose means count as
+    many queries share their resampled query sets.
 
     Same parameters as the interval stored with overall points, which is the same
     interval: shared draws give each list what ``bootstrap_mean_ci`` gives it alone.
     """
-    groups: dict[bytes, list[int]] = {}
-    for i, evaluation in enumerate(evaluations):
-        groups.setdefault(evaluation.query_ids.tobytes(), []).append(i)
+    counted = [evaluation.counted_values for evaluation in evaluations]
+    groups: dict[int, list[int]] = {}
+    for i, values in enumerate(counted):
+        groups.setdefault(len(values), []).append(i)
     intervals: list = [None] * len(evaluations)
     for members in groups.values():
-        values = np.stack([evaluations[i].ndcg for i in members])
+        values = np.stack([counted[i] for i in members])
         found = bootstrap_mean_cis(
             values,
             confidence=INTERVAL_CONFIDENCE,
@@ -227,30 +308,52 @@ def _intervals(evaluations: list[Evaluation]) -> list[ConfidenceInterval]:
     return intervals
 
 
+def _finite(value: float | None) -> float | None:
+    """``value``, or None for NaN (JSON has no NaN) and for a missing value."""
+    return None if value is None or np.isnan(value) else value
+
+
 def _capture_point(summary: ListSummary) -> dict:
     interval = summary.interval
+    counted = summary.mean is not None
     return {
         "label": summary.result_list.name,
         "x": epoch_ms(summary.result_list.captured_at),
-        "mean": None if np.isnan(interval.estimate) else interval.estimate,
-        "low": None if np.isnan(interval.low) else interval.low,
-        "high": None if np.isnan(interval.high) else interval.high,
+        "mean": _finite(interval.estimate) if counted else None,
+        "low": _finite(interval.low) if counted else None,
+        "high": _finite(interval.high) if counted else None,
+        "queries": summary.queries,
+        "coverage": summary.coverage,
     }
 
 
 def mean_series(
     project: Project, spec: MetricSpec, *, as_of: dt.datetime | None
 ) -> list[SeriesPoint]:
-    """The stored mean over queries of every result list, list by list, oldest point first."""
+    """The stored mean over queries of every result list, with its interval and coverage,
+    list by list, oldest point first."""
     points = MetricPoint.objects.filter(
         result_list__project=project, query__isnull=True, metric=spec.name
     )
     if as_of is not None:
         points = points.filter(as_of__lte=as_of)
     rows = points.order_by("result_list__captured_at", "result_list_id", "as_of").values_list(
-        "result_list__name", "as_of", "value"
+        "result_list__name", *SERIES_FIELDS
     )
     return [SeriesPoint(*row) for row in rows]
+
+
+SERIES_FIELDS = [
+    "as_of",
+    "value",
+    "ci_low",
+    "ci_high",
+    "queries",
+    "queries_judged",
+    "queries_returned",
+    "judged",
+    "retrieved",
+]
 
 
 def pool_progress(

@@ -14,6 +14,7 @@ from metrics.dashboards.evaluations import Evaluation, epoch_ms, list_evaluation
 from metrics.dashboards.labels import parameter_line
 from metrics.models import MetricPoint
 from metrics.registry import MetricSpec, project_spec
+from metrics.revisions import Revision, query_revisions
 
 PAGE_SIZE = 100
 
@@ -39,14 +40,13 @@ class QueryRow:
     judged: int
     retrieved: int
     previous: float | None
+    all_irrelevant: bool
+    # Whether the query has a current grade (else a mean over judged queries leaves it out).
+    has_judgements: bool
 
     @property
     def change(self) -> float | None:
         return None if self.previous is None else self.ndcg - self.previous
-
-    @property
-    def all_irrelevant(self) -> bool:
-        return self.idcg == 0.0
 
 
 @dataclass(frozen=True)
@@ -138,6 +138,8 @@ def _row(evaluation, previous_values, texts, i: int) -> QueryRow:
         judged=int(evaluation.judged[i]),
         retrieved=int(evaluation.retrieved[i]),
         previous=None if np.isnan(previous) else float(previous),
+        all_irrelevant=bool(evaluation.all_irrelevant[i]),
+        has_judgements=bool(evaluation.judgements[i] > 0),
     )
 
 
@@ -170,7 +172,9 @@ class QueryDetail:
     judged_not_returned: int
     relevant_not_returned: int
     series_spec: MetricSpec
-    series: list[tuple[dt.datetime, float]]
+    # (as_of, NDCG, judged hits, hits, grades) of the query's stored points, oldest first.
+    series: list[tuple[dt.datetime, float, int, int, int]]
+    revisions: list[Revision]
     # The working is always computed from the judgement log, never read back.
     stored = False
 
@@ -180,10 +184,21 @@ class QueryDetail:
 
     @property
     def chart(self) -> dict:
-        """The chart's data, for ``json_script``: x values in epoch milliseconds."""
+        """The chart's data, for ``json_script``: x values in epoch milliseconds, each
+        point [x, NDCG, judged@k] (NDCG None while the query had no grade, its 0 then
+        being no measurement; judged@k None when nothing was returned), and the
+        moments of the query's revisions."""
         return {
             "label": self.query.text,
-            "points": [[epoch_ms(moment), value] for moment, value in self.series],
+            "points": [
+                [
+                    epoch_ms(moment),
+                    value if grades else None,
+                    judged / retrieved if retrieved else None,
+                ]
+                for moment, value, judged, retrieved, grades in self.series
+            ],
+            "revisions": [epoch_ms(revision.created_at) for revision in self.revisions],
         }
 
 
@@ -224,11 +239,14 @@ def query_detail(
         relevant_not_returned=sum(1 for grade in missed if grade > 0),
         series_spec=project_spec(project),
         series=query_series(result_list, query, project_spec(project), as_of=as_of),
+        revisions=query_revisions(query.pk, as_of=as_of),
     )
 
 
 def _ndcg(spec: MetricSpec, ranked: list, judged) -> NdcgResult:
-    ideal = ideal_grades(spec.ideal, ranked_grades=ranked, judged_grades=judged)
+    ideal = ideal_grades(
+        spec.ideal, ranked_grades=ranked, judged_grades=judged, negative=spec.negative
+    )
     return ndcg(
         ranked,
         ideal,
@@ -237,6 +255,7 @@ def _ndcg(spec: MetricSpec, ranked: list, judged) -> NdcgResult:
         discount=spec.discount,
         ideal_depth=spec.ideal_depth,
         unjudged=spec.unjudged,
+        negative=spec.negative,
     )
 
 
@@ -279,8 +298,10 @@ def _rater_grades(query: Query, moment: dt.datetime) -> tuple[list[str], dict]:
 
 
 def query_series(result_list, query, spec: MetricSpec, *, as_of) -> list[tuple]:
-    """The query's stored NDCG over time: ``(as_of, value)`` pairs, oldest first."""
+    """The query's stored NDCG over time and its coverage: ``(as_of, value, judged,
+    retrieved, judgements)``, oldest first."""
     points = MetricPoint.objects.filter(result_list=result_list, query=query, metric=spec.name)
     if as_of is not None:
         points = points.filter(as_of__lte=as_of)
-    return list(points.order_by("as_of").values_list("as_of", "value"))
+    columns = ("as_of", "value", "judged", "retrieved", "judgements")
+    return list(points.order_by("as_of").values_list(*columns))

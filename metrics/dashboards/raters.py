@@ -1,11 +1,11 @@
 """Rater agreement: Krippendorff's alpha, each rater's deviation from the consensus, disputes."""
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from django.contrib.auth import get_user_model
-from django.db import models
+from django.db import connection, models
 from django.utils import timezone
 
 from judgements.models import Document, Judgement, PairGrade, Project, QueuePair
@@ -63,6 +63,8 @@ class RatersReport:
     disputed_total: int
     # Pairs can be sent back to the queue only from the present state, not a past one.
     present: bool = True
+    # How often each rater skipped and answered "can't tell" (rater_answer_counts).
+    answer_counts: list["RaterAnswerCounts"] = field(default_factory=list)
     stored = False
 
     @property
@@ -135,7 +137,62 @@ def raters_report(project: Project, *, policy: str, as_of: dt.datetime | None) -
         disputed=disputed,
         disputed_total=disputed_total,
         present=as_of is None,
+        answer_counts=rater_answer_counts(project, as_of=moment),
     )
+
+
+@dataclass(frozen=True)
+class RaterAnswerCounts:
+    """How often one rater put pairs off or could not judge them."""
+
+    username: str
+    skips: int  # Presses of Skip ("judge later"), each counted.
+    skipped_pairs: int  # Distinct pairs those skips were on.
+    cant_tell: int  # Pairs whose current answer by this rater is "can't tell".
+
+
+RATER_ANSWER_COUNTS_SQL = """
+WITH skips AS (
+    SELECT skip.rater_id, count(*) AS skips,
+           count(DISTINCT (skip.query_id, skip.document_id)) AS pairs
+    FROM judgements_queueskip skip
+    WHERE skip.project_id = %(project)s AND skip.skipped_at <= %(as_of)s
+    GROUP BY skip.rater_id
+),
+cant_tell AS (
+    -- Can't-tell events no later event of the same rater on the same pair replaced:
+    -- few events, each checked with a probe of judgement_latest_idx.
+    SELECT event.rater_id, count(*) AS pairs
+    FROM judgements_judgement event
+    JOIN judgements_query query ON query.id = event.query_id
+    WHERE query.project_id = %(project)s AND event.kind = 'cant_tell'
+      AND event.created_at <= %(as_of)s
+      AND NOT EXISTS (
+          SELECT FROM judgements_judgement later
+          WHERE later.query_id = event.query_id AND later.document_id = event.document_id
+            AND later.rater_id = event.rater_id AND later.created_at <= %(as_of)s
+            AND (later.created_at, later.id) > (event.created_at, event.id))
+    GROUP BY event.rater_id
+)
+SELECT account.username, coalesce(skips.skips, 0), coalesce(skips.pairs, 0),
+       coalesce(cant_tell.pairs, 0)
+FROM (SELECT rater_id FROM skips UNION SELECT rater_id FROM cant_tell) rater
+JOIN auth_user account ON account.id = rater.rater_id
+LEFT JOIN skips ON skips.rater_id = rater.rater_id
+LEFT JOIN cant_tell ON cant_tell.rater_id = rater.rater_id
+ORDER BY account.username
+"""
+
+
+def rater_answer_counts(
+    project: Project, *, as_of: dt.datetime | None = None
+) -> list[RaterAnswerCounts]:
+    """Each rater's skips and can't-tell answers in ``project`` as of ``as_of`` (default
+    now), by username; raters with neither are left out."""
+    params = {"project": project.pk, "as_of": as_of or timezone.now()}
+    with connection.cursor() as cursor:
+        cursor.execute(RATER_ANSWER_COUNTS_SQL, params)
+        return [RaterAnswerCounts(*row) for row in cursor.fetchall()]
 
 
 def _rater_rows(current, values, policy, names, scale) -> list[RaterRow]:

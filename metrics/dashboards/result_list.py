@@ -17,7 +17,7 @@ from metrics.core import (
     reciprocal_rank_batch,
 )
 from metrics.core.segments import condense, offsets_from_lengths, positions, segment_sums
-from metrics.dashboards.evaluations import Evaluation, computed_evaluation
+from metrics.dashboards.evaluations import Evaluation, computed_evaluation, counted_as
 from metrics.dashboards.overview import ListSummary, computed_summary, stored_summaries
 from metrics.registry import MetricSpec
 
@@ -54,6 +54,8 @@ def result_list_metrics(
     moment = as_of or timezone.now()
     grades, result = services.result_list_evaluate(result_list, spec, as_of=moment)
     evaluation = computed_evaluation(result_list, moment, grades, result)
+    # The mean counts the queries of the metric's mean_over (under "all", unreturned too).
+    [evaluation] = counted_as(project, spec, [evaluation], as_of=moment)
     # The grades reach at least the top k, all the measures look at.
     measures = binary_and_cascade_measures(grades, spec, max_grade=project.max_grade)
     stored = None if as_of is not None else stored_summaries(project, spec, [result_list])

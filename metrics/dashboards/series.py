@@ -1,6 +1,7 @@
 """The stored series of a result list (its mean over queries) and of one of its queries."""
 
 import datetime as dt
+import math
 
 from judgements.models import Query, ResultList
 from metrics.models import MetricPoint
@@ -26,7 +27,9 @@ def stored_series(
 ) -> list[dict]:
     """The stored points of ``spec`` for the list's mean (or for ``query``), oldest
     first, between ``since`` and ``until`` (both included), each with its coverage:
-    judged hits within the cut-off over the hits there (None when there are none)."""
+    judged hits within the cut-off over the hits there (None when there are none). A
+    mean over no query (before the first grade, under the judged mean) and its interval
+    are None (JSON has no NaN)."""
     points = MetricPoint.objects.filter(result_list=result_list, metric=spec.name, query=query)
     if since is not None:
         points = points.filter(as_of__gte=since)
@@ -35,5 +38,8 @@ def stored_series(
     columns = QUERY_COLUMNS if query is not None else LIST_COLUMNS
     rows = list(points.order_by("as_of").values(*columns))
     for row in rows:
+        row.update(
+            (name, None) for name, v in row.items() if isinstance(v, float) and math.isnan(v)
+        )
         row["coverage"] = row["judged"] / row["retrieved"] if row["retrieved"] else None
     return rows

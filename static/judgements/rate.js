@@ -1,6 +1,7 @@
 // Keyboard grading for rate.html. Every key clicks the button that shows it (data-key),
 // so the keys do exactly what the buttons do, with or without htmx. Keys typed into the
-// note (or any other field) are left alone.
+// note (or any other field) are left alone; "n" goes to the note, Enter or Escape leaves
+// it. Enter never answers: the form's default button is disabled (see _rating.html).
 (function () {
   "use strict";
 
@@ -11,14 +12,25 @@
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey || event.repeat) return;
     if (typing(event.target)) {
-      // Escape leaves the note so that the keys work again.
-      if (event.key === "Escape") event.target.blur();
+      // Leaving the note hands the keys back; what was typed goes with the next answer.
+      if (event.key === "Escape" || event.key === "Enter") {
+        event.preventDefault();
+        event.target.blur();
+      }
       return;
     }
     if (event.key === "g") {
       const panel = document.getElementById("guidelines");
       if (panel) panel.open = !panel.open;
       event.preventDefault();
+      return;
+    }
+    if (event.key === "n") {
+      const note = document.querySelector('#rating input[name="note"]');
+      if (note) {
+        event.preventDefault();
+        note.focus();
+      }
       return;
     }
     const button = document.querySelector(
@@ -56,15 +68,26 @@
   checkImages();
   document.addEventListener("htmx:afterSwap", checkImages);
 
-  // The bar's width comes from its aria-valuenow: set through the CSSOM, which the
-  // Content-Security-Policy allows, where a style="" attribute would be blocked.
-  function showProgress() {
-    document.querySelectorAll("#rating .progress-bar").forEach(function (bar) {
-      bar.style.width = bar.getAttribute("aria-valuenow") + "%";
-    });
-  }
-  showProgress();
-  document.addEventListener("htmx:afterSwap", showProgress);
+  // On a small screen the answer buttons sit below the pair, so the next pair would
+  // arrive with its query above the viewport: bring the top of the rating part back.
+  document.addEventListener("htmx:afterSwap", function () {
+    const rating = document.getElementById("rating");
+    if (rating && rating.getBoundingClientRect().top < 0) {
+      rating.scrollIntoView({ block: "start" });
+    }
+  });
+
+  // A rater who leaves the page (another page, a closed tab) gives the pair's slot back
+  // at once, rather than holding it until the lease runs out. The lease's end names it,
+  // so a late message cannot end the lease of the page loaded next.
+  window.addEventListener("pagehide", function () {
+    const pair = document.querySelector("#rating article.pair[data-lease]");
+    const skip = document.querySelector("#rating form.skip");
+    if (!pair || !skip || !navigator.sendBeacon) return;
+    const data = new FormData(skip);
+    data.append("lease", pair.dataset.lease);
+    navigator.sendBeacon(pair.dataset.release, data);
+  });
 
   // While an answer is on its way, the buttons are disabled so that a second key press
   // cannot answer the next pair by accident before it is on screen.

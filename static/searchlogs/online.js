@@ -6,8 +6,12 @@
   const online = JSON.parse(document.getElementById("online-data").textContent);
   const source = document.getElementById(canvas.dataset.ndcg);
   const ndcg = source ? JSON.parse(source.textContent) : {};
-  // The overview holds one line per result list; the query detail one line.
+  // The overview holds one line per result list; the query detail one line. Beside each
+  // point's NDCG comes its coverage: the share of the list's queries judged (overview,
+  // index 5) or the query's judged@k (query detail, index 2).
   const lines = ndcg.series || (ndcg.points ? [ndcg] : []);
+  const coverageAt = ndcg.series ? 5 : 2;
+  const coverageName = ndcg.series ? "queries judged" : "judged@k";
   const day = (ms) => new Date(ms).toISOString().slice(0, 10);
   const three = (value) => (value === null ? "—" : value.toFixed(3));
   const palette = ["#2563eb", "#15803d", "#b45309", "#7c3aed", "#be123c", "#0f766e"];
@@ -28,17 +32,28 @@
     pointRadius: 3,
     tension: 0,
   }));
-  lines.forEach((line, i) =>
+  lines.forEach((line, i) => {
+    const color = palette[i % palette.length];
     datasets.push({
       label: `NDCG: ${line.label}`,
       data: line.points.map(([x, y]) => ({ x, y })),
-      borderColor: palette[i % palette.length],
-      backgroundColor: palette[i % palette.length],
+      borderColor: color,
+      backgroundColor: color,
       borderDash: [6, 4],
       pointRadius: 1,
       tension: 0,
-    }),
-  );
+    });
+    datasets.push({
+      label: `${coverageName}: ${line.label}`,
+      data: line.points.map((point) => ({ x: point[0], y: point[coverageAt] })),
+      borderColor: color,
+      backgroundColor: color,
+      borderDash: [1, 3],
+      borderWidth: 1,
+      pointRadius: 0,
+      tension: 0,
+    });
+  });
 
   new Chart(canvas, {
     type: "line",

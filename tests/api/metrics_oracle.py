@@ -63,24 +63,41 @@ def per_query(result_list, spec: MetricSpec, as_of) -> dict[int, dict]:
     return values
 
 
-def summary(values: dict[int, dict], spec: MetricSpec) -> dict:
-    """The mean of each measure, coverage, zero-IDCG count and the mean's interval."""
-    # Which queries count (MetricSpec.mean_over, where the spec has it): with
-    # "judged", only those with a grade, as trec_eval counts the queries of its qrels.
-    counted = [
-        row
-        for _, row in sorted(values.items())
-        if getattr(spec, "mean_over", "all") == "all" or row["graded"]
-    ]
+def counts(row: dict, spec: MetricSpec) -> bool:
+    """Whether a returned query counts in the mean: with ``mean_over="judged"`` only
+    those with a grade, as trec_eval counts the queries of its qrels."""
+    return spec.mean_over == "all" or row["graded"]
+
+
+def unreturned(result_list, spec: MetricSpec, as_of) -> list[dict]:
+    """Under ``mean_over="all"``, a zero row for each judged query the list did not
+    return, as ``trec_eval -c`` counts the qrels' queries missing from the run."""
+    if spec.mean_over != "all":
+        return []
+    returned = set(Hit.objects.filter(result_list=result_list).values_list("query", flat=True))
+    judged = {query for query, _ in consensus(result_list.project, spec, as_of)}
+    zero = dict.fromkeys(("ndcg", "average_precision", "reciprocal_rank", "err"), 0.0)
+    row = {**zero, "precision": 0.0 if spec.k else None, "judged": 0, "retrieved": 0}
+    return [{**row, "idcg": None, "graded": True} for _ in judged - returned]
+
+
+def _mean(values: list[float]) -> float | None:
+    return float(np.mean(values)) if values else None
+
+
+def summary(values: dict[int, dict], spec: MetricSpec, missing: list[dict] = ()) -> dict:
+    """The mean of each measure, coverage, zero-IDCG count and the mean's interval
+    (``missing``: the rows of ``unreturned``)."""
+    counted = [row for _, row in sorted(values.items()) if counts(row, spec)] + list(missing)
     ndcg_values = np.array([row["ndcg"] for row in counted])
     interval = bootstrap_mean_ci(ndcg_values, confidence=0.95, n_resamples=1000, seed=0)
-    means = {
-        name: float(np.mean([row[name] for row in counted]))
-        for name in ("ndcg", "average_precision", "reciprocal_rank", "err")
-    }
-    means["precision"] = float(np.mean([row["precision"] for row in counted])) if spec.k else None
-    judged = sum(row["judged"] for row in counted)
-    retrieved = sum(row["retrieved"] for row in counted)
+    names = ("ndcg", "average_precision", "reciprocal_rank", "err")
+    # No query counts before the first grade (judged mean): then there is no mean.
+    means = {name: _mean([row[name] for row in counted]) for name in names}
+    means["precision"] = _mean([row["precision"] for row in counted]) if spec.k else None
+    # Coverage is judged@k over every query the list returned, as the overview draws it.
+    judged = sum(row["judged"] for row in values.values())
+    retrieved = sum(row["retrieved"] for row in values.values())
     # Unjudged hits are the list's, whichever queries count in the mean.
     unjudged = sum(row["retrieved"] - row["judged"] for row in values.values())
     return {

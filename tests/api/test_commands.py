@@ -74,3 +74,23 @@ def test_it_exports_a_result_list_as_a_run(tmp_path, query_with_hits):
 def test_an_unknown_project_is_named(tmp_path, db):
     with pytest.raises(CommandError, match='No project has the slug "nowhere"'):
         run("import_documents", "nowhere", str(tmp_path / "missing.jsonl"))
+
+
+def test_create_missing_makes_the_unknown_documents_and_qids_of_a_qrels_file(
+    tmp_path, query_with_hits
+):
+    path = tmp_path / "new.qrels"
+    path.write_text(f"{query_with_hits.pk} 0 NEW-1 1\nT-9 0 NEW-2 3\n")
+    with pytest.raises(CommandError, match="Nothing was imported"):
+        run("import_judgements", "outdoor", str(path), "--format=qrels")
+    assert not Query.objects.filter(external_id="T-9").exists()
+
+    out, _ = run("import_judgements", "outdoor", str(path), "--format=qrels", "--create-missing")
+
+    assert "Imported 2 judgements" in out
+    assert Query.objects.get(external_id="T-9").text == "T-9"
+    assert set(Document.objects.filter(external_id__startswith="NEW-").values_list(
+        "external_id", flat=True
+    )) == {"NEW-1", "NEW-2"}  # fmt: skip
+    grades = Judgement.objects.order_by("grade").values_list("document__external_id", "grade")
+    assert list(grades) == [("NEW-1", 1), ("NEW-2", 3)]

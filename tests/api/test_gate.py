@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from rest_framework.authtoken.models import Token
 
+from judgements.api.tokens import token_create
 from judgements.models import ResultList
 from tests.factories import (
     DocumentFactory,
@@ -73,7 +73,7 @@ def gate(live_server, token: str, *args: str) -> subprocess.CompletedProcess:
 def test_a_worse_run_fails_the_gate_and_names_the_losing_queries(
     live_server, project, analyst, tmp_path
 ):
-    token = Token.objects.create(user=analyst).key
+    token = token_create(user=analyst)
     # tent and lamp lose their perfect document to the bottom; the others are unchanged.
     worse = run_file(project, tmp_path, {"tent": [3, 2, 4, 5, 1], "lamp": [4, 3, 5, 2, 1]})
 
@@ -92,7 +92,7 @@ def test_a_worse_run_fails_the_gate_and_names_the_losing_queries(
 
 
 def test_an_unchanged_run_passes(live_server, project, analyst, tmp_path):
-    token = Token.objects.create(user=analyst).key
+    token = token_create(user=analyst)
 
     done = gate(live_server, token, "--baseline", "prod",
                 "--run", str(run_file(project, tmp_path, {})), "--name", "ci-same")  # fmt: skip
@@ -103,7 +103,7 @@ def test_an_unchanged_run_passes(live_server, project, analyst, tmp_path):
 
 
 def test_metric_parameters_pass_through_to_the_comparison(live_server, project, analyst, tmp_path):
-    token = Token.objects.create(user=analyst).key
+    token = token_create(user=analyst)
     # Only rank 3 and below change: invisible at k=2, a loss at the project's k=10.
     lower = run_file(project, tmp_path, {"stove": [1, 2, 4, 3, 5]})
     gate(live_server, token, "--baseline", "prod", "--run", str(lower), "--name", "ci-k")
@@ -116,7 +116,7 @@ def test_metric_parameters_pass_through_to_the_comparison(live_server, project, 
 
 
 def test_a_wrong_token_or_baseline_stops_the_gate_with_status_2(live_server, project, analyst):
-    token = Token.objects.create(user=analyst).key
+    token = token_create(user=analyst)
 
     wrong_token = gate(live_server, "not-a-token", "--baseline", "prod", "--candidate", "prod")
     no_baseline = gate(live_server, token, "--baseline", "nightly", "--candidate", "prod")
@@ -129,15 +129,16 @@ def test_a_wrong_token_or_baseline_stops_the_gate_with_status_2(live_server, pro
 def test_a_run_the_server_refuses_is_reported_line_by_line(
     live_server, project, analyst, tmp_path
 ):
-    token = Token.objects.create(user=analyst).key
+    token = token_create(user=analyst)
+    query = project.queries.order_by("pk").first()
     bad = tmp_path / "bad.run"
-    bad.write_text("1 Q0 tent-1 one 1.0 run\n")
+    bad.write_text(f"{query.external_id} Q0 {query.text}-1 1 high run\n")
 
     done = gate(live_server, token, "--baseline", "prod", "--run", str(bad))
 
     assert done.returncode == 2
     assert "HTTP 400" in done.stderr
-    assert 'line 1, rank: "one" is not a whole number' in done.stderr
+    assert 'line 1, score: "high" is not a number' in done.stderr
     assert not ResultList.objects.filter(project=project, name="bad").exists()
 
 
@@ -155,7 +156,7 @@ def readme_ci_step() -> str:
 def test_the_readmes_curl_step_fails_the_build_on_a_drop(
     live_server, project, analyst, tmp_path, orders, status
 ):
-    token = Token.objects.create(user=analyst).key
+    token = token_create(user=analyst)
     run_file(project, tmp_path, orders)
     prod = project.result_lists.get(name="prod")
     step = readme_ci_step().replace("a=12&", f"a={prod.pk}&")

@@ -83,7 +83,10 @@ def test_an_ltr_line_without_query_text_reads_its_qid_as_a_query_id():
 
 def test_an_ltr_qid_must_keep_its_query_text():
     rows = parse(importers.ltr, "3 qid:7 # SKU-1 tent\n1 qid:7 # SKU-2 boots\n")
-    assert errors_of(rows) == ['line 2, column qid: qid:7 was "tent" on line 1.']
+    assert errors_of(rows) == [
+        'line 2, column qid: qid:7 was "tent" on line 1. Name its query in a '
+        '"# qid:7: <query>" header line, or give the project a query with the id 7.'
+    ]
 
 
 @pytest.mark.parametrize(

@@ -217,8 +217,11 @@ def catalogue(query_with_hits, rater):
     ids=[case[0] for case in CASES],
 )
 def test_a_broken_upload_is_refused_and_writes_nothing(
-    client_as, analyst, catalogue, endpoint, file_format, content, line, words
+    client_as, analyst, catalogue, endpoint, file_format, content, line, words, settings
 ):
+    # Every case in the request, even the large one: tests/api/test_projects.py checks
+    # that a large upload's job reports the same errors.
+    settings.UPLOAD_BACKGROUND_BYTES = 1 << 30
     if isinstance(content, str):
         content = content.replace("{qid}", str(catalogue.pk)).encode()
     before = row_counts()

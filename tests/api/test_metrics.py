@@ -41,7 +41,8 @@ def metrics_of(client, result_list, spec: MetricSpec, **more) -> dict:
 
 def assert_equals_oracle(body: dict, result_list, spec: MetricSpec, as_of) -> None:
     expected = metrics_oracle.per_query(result_list, spec, as_of)
-    overall = metrics_oracle.summary(expected, spec)
+    missing = metrics_oracle.unreturned(result_list, spec, as_of)
+    overall = metrics_oracle.summary(expected, spec, missing)
     assert body["spec"] == {**spec.as_dict(), "name": spec.name, "label": spec.label}
     assert body["queries"] == overall["queries"]
     assert body["mean"] == pytest.approx(overall["means"]["ndcg"], abs=1e-12)
@@ -168,7 +169,12 @@ def test_the_per_query_values_come_in_pages(charlie, shop):
 def test_a_query_without_a_relevant_grade_counts_zero_and_is_counted(charlie, shop):
     prod = shop.result_lists.get(name="prod")
 
-    body = charlie.get(f"/api/result-lists/{prod.pk}/metrics/").json()
+    # rope has only a "can't tell": the default mean over judged queries leaves it out.
+    judged = charlie.get(f"/api/result-lists/{prod.pk}/metrics/").json()
+    body = charlie.get(f"/api/result-lists/{prod.pk}/metrics/?mean_over=all").json()
+
+    # It counts rope, and map: judged, but the list never returned it (trec_eval -c).
+    assert body["queries"] == judged["queries"] + 2
 
     rope = next(row for row in body["results"] if row["text"] == "rope")
     assert (rope["ndcg"], rope["idcg"], rope["judged"]) == (0.0, 0.0, 0)

@@ -8,19 +8,27 @@ analyst (charlie) may use everything. dave, with no role, gets 403 everywhere.
 import pytest
 from django.urls import get_resolver
 
+from judgements.models import Job, Project
+from judgements.projects import settings_fields
 from tests.api.conftest import NOV, upload
 from tests.factories import ResultListFactory
 
-OK = {"GET": 200, "POST": 201}
+OK = {"GET": 200, "POST": 201, "PUT": 200, "PATCH": 200, "DELETE": 202}
 
 
-def endpoints(project, result_list, query, document):
+def endpoints(project, result_list, query, document, job):
     """(name, method, path, form) for every API operation."""
     slug, run = project.slug, result_list.pk
     qid = query.pk
+    settings = {name: getattr(project, name) for name in settings_fields()}
     return [
         ("projects", "GET", "/api/projects/", None),
+        ("projects", "POST", "/api/projects/", {"name": "New", "slug": "new-project"}),
         ("project", "GET", f"/api/projects/{slug}/", None),
+        ("project", "PUT", f"/api/projects/{slug}/", settings | {"name": "Renamed"}),
+        ("project", "PATCH", f"/api/projects/{slug}/", {"pool_depth": 5}),
+        ("project", "DELETE", f"/api/projects/{slug}/", None),
+        ("job", "GET", f"/api/jobs/{job.pk}/", None),
         ("queries", "GET", f"/api/projects/{slug}/queries/", None),
         ("queries-import", "POST", f"/api/projects/{slug}/queries/import/", "text\nhat\n"),
         ("documents", "GET", f"/api/projects/{slug}/documents/", None),
@@ -73,6 +81,7 @@ def endpoints(project, result_list, query, document):
 
 
 RATER_MAY = {"projects", "project", "judgements", "judgement-create", "next"}
+RATER_MAY_ONLY_READ = {"projects", "project"}
 FORMATS = {
     "queries-import": "csv",
     "result-lists-import": "trec",
@@ -83,6 +92,10 @@ FORMATS = {
 def call(client, name, method, path, form, query):
     if method == "GET":
         return client.get(path)
+    if method in ("PUT", "PATCH", "DELETE"):
+        return getattr(client, method.lower())(path, form, format="json")
+    if name == "projects":
+        return client.post(path, form, format="json")
     if isinstance(form, dict):
         return client.post(path, {"query": query.pk, "grade": 2, **form}, format="json")
     data = {"file": upload(form), "format": FORMATS.get(name, "jsonl")}
@@ -92,9 +105,11 @@ def call(client, name, method, path, form, query):
 @pytest.fixture
 def setting(query_with_hits):
     first = query_with_hits.hits.get(rank=1)
+    project = query_with_hits.project
+    job = Job.objects.create(kind=Job.Kind.QUERIES, label="queries.csv", project=project)
     # A second list, so that a comparison has a baseline.
-    ResultListFactory(project=query_with_hits.project, name="baseline", captured_at=NOV)
-    return query_with_hits.project, first.result_list, query_with_hits, first.document
+    ResultListFactory(project=project, name="baseline", captured_at=NOV)
+    return project, first.result_list, query_with_hits, first.document, job
 
 
 PERSONAS = ["anonymous", "dave", "alice", "charlie"]
@@ -103,13 +118,16 @@ PERSONAS = ["anonymous", "dave", "alice", "charlie"]
 def expected(persona: str, name: str, method: str) -> int:
     if persona == "anonymous":
         return 401
-    if persona == "charlie" or (persona == "alice" and name in RATER_MAY):
+    if persona == "charlie":
         return OK[method]
+    if persona == "alice" and name in RATER_MAY:
+        return OK[method] if method == "GET" or name not in RATER_MAY_ONLY_READ else 403
     return 403
 
 
-NAMES = [
-    "projects", "project", "queries", "queries-import", "documents", "documents-import",
+OPERATIONS = [
+    "projects", "projects POST", "project", "project PUT", "project PATCH", "project DELETE",
+    "job", "queries", "queries-import", "documents", "documents-import",
     "result-lists", "result-lists-import", "result-list", "hits", "result-list-export",
     "judgements", "judgement-create", "next", "grades", "consensus", "judgements-import",
     "judgements-export", "grades-export", "consensus-export", "search-log-import",
@@ -118,17 +136,26 @@ NAMES = [
 ]  # fmt: skip
 
 
+def operation_key(name: str, method: str) -> str:
+    """How OPERATIONS names an operation: its URL name, and the method where that URL
+    takes several that change something."""
+    return f"{name} {method}" if name in ("projects", "project") and method != "GET" else name
+
+
 @pytest.mark.parametrize("persona", PERSONAS)
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("operation", OPERATIONS)
 def test_each_role_gets_exactly_the_allowed_status(
-    client_as, rater, analyst, outsider, setting, persona, name
+    client_as, rater, analyst, outsider, setting, persona, operation
 ):
     users = {"anonymous": None, "dave": outsider, "alice": rater, "charlie": analyst}
-    method, path, form = {name: rest for name, *rest in endpoints(*setting)}[name]
+    found = {operation_key(*operation[:2]): operation for operation in endpoints(*setting)}
+    name, method, path, form = found[operation]
+    with_project = Project.objects.filter(slug=setting[0].slug)
     response = call(client_as(users[persona]), name, method, path, form, setting[2])
-    assert response.status_code == expected(persona, name, method), (name, response.content)
+    assert response.status_code == expected(persona, name, method), (operation, response.content)
     if response.status_code >= 400:
         assert list(response.json()) == ["errors"]
+        assert with_project.exists()
 
 
 def test_the_matrix_covers_every_api_endpoint(setting):
@@ -140,7 +167,10 @@ def test_the_matrix_covers_every_api_endpoint(setting):
         for pattern in include.url_patterns
         if pattern.name and pattern.name != "token"
     }
-    assert names == {name for name, *_ in endpoints(*setting)} == set(NAMES)
+    assert names == {name for name, *_ in endpoints(*setting)}
+    assert {operation_key(name, method) for name, method, *_ in endpoints(*setting)} == set(
+        OPERATIONS
+    )
 
 
 def test_a_rater_never_receives_another_raters_grades(client_as, rater, judged):
@@ -160,7 +190,7 @@ def test_an_analyst_reads_every_raters_events(client_as, analyst, judged):
 def test_a_rater_outside_a_projects_named_raters_may_not_rate_it(
     client_as, rater, other_rater, setting
 ):
-    project, _, query, document = setting
+    project, _, query, document, _ = setting
     project.raters.add(other_rater)
     alice = client_as(rater)
     assert alice.get("/api/projects/").json()["results"] == []

@@ -175,8 +175,9 @@ def _bench_recompute(project) -> None:
         "queries": None,
         "depth": depth,
         "policy": spec.consensus,
+        "chunk": selectors.CHUNK_QUERIES,
     }
-    _, copy_s = timed(lambda: selectors.copy_row(selectors.STORED_RANKED_SQL, params), repeat=7)
+    _, copy_s = timed(lambda: selectors.copy_fields(selectors.STORED_RANKED_SQL, params), repeat=7)
     if grades is None:
         print("  the packed grades do not hold as of now (an event is dated later): stopping")
         return

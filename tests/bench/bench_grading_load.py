@@ -18,7 +18,9 @@ refuses a call, but it is still checked (and costs what it costs) on every call.
 
 Before the runs, the graders' current answers from earlier runs are retracted, so
 every run starts from the same queue. After each level, the stored events are counted
-against the 201 answers: every grade stored exactly once.
+against the 201 answers: every grade stored exactly once. The "409s" column counts
+grades of handed pairs the judges_per_pair rule refused, which should be none: the
+rater's lease holds a slot on the pair.
 
 ``--profile`` also runs 200 grades of one rater in this process through Django's test
 client (the whole middleware stack, DEBUG off) under cProfile, and prints where the
@@ -261,6 +263,7 @@ def run_level(port: int, tokens: list[str], raters: int, seconds: float) -> dict
         "call_p95": p95(calls),
         "stored_once": stored == len(created) == len(set(created)),
         "errors": errors,
+        "refused": sum(error.startswith("create: 409") for error in errors),
         "exhausted": any(thread.exhausted for thread in threads),
     }
 
@@ -331,11 +334,12 @@ def main() -> None:
         server.wait(timeout=30)
     print(f"Load average after: {os.getloadavg()[0]:.2f}")
     print(f"{'raters':>6} {'grades':>7} {'grades/s':>9} {'p50 ms':>7} {'p95 ms':>7} "
-          f"{'call p95':>8}  once")  # fmt: skip
+          f"{'call p95':>8} {'409s':>5}  once")  # fmt: skip
     for row in results:
         print(
             f"{row['raters']:>6} {row['grades']:>7} {row['rate']:>9.1f} {row['p50'] * 1000:>7.0f}"
-            f" {row['p95'] * 1000:>7.0f} {row['call_p95'] * 1000:>8.0f}  {row['stored_once']}"
+            f" {row['p95'] * 1000:>7.0f} {row['call_p95'] * 1000:>8.0f} {row['refused']:>5}"
+            f"  {row['stored_once']}"
         )
         for error in row["errors"][:5]:
             print(f"       error: {error}")

@@ -93,6 +93,8 @@ def valid_values(judged) -> dict[str, str]:
         "token": "set-password",
         "content_type_id": "1",
         "url": "x",
+        "kind": "queries",
+        "job_id": "6f1c2a3e-0000-4000-8000-000000000000",
     }
 
 

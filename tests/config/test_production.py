@@ -27,7 +27,7 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.db import connection
 
-from judgements.models import Project
+from judgements.models import Job, Project
 from tests import routes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -208,6 +208,8 @@ def page_paths(project: Project) -> list[str]:
         # The password reset link's parts: a wrong link renders its own page.
         "uidb64": "MQ",
         "token": "set-password",
+        "kind": "queries",
+        "job_id": Job.objects.create(kind="queries", label="queries.csv", project=project).pk,
     }
     paths = []
     for route in routes.routes():

@@ -54,9 +54,10 @@ def _give_serialized_test_data(serialized: dict[str, str]) -> None:
         connections[alias]._test_serialized_contents = contents
 
 
-def _new_page(browser, live_server, **options):
+def new_context(browser, live_server, **options):
+    """A browser context of its own (its own cookies) that reaches only the live server."""
     context = browser.new_context(
-        base_url=live_server.url, viewport={"width": 1200, "height": 1000}, **options
+        base_url=live_server.url, **{"viewport": {"width": 1200, "height": 1000}, **options}
     )
     # Only the live server is reachable: the demo's product images point at a shop
     # that does not exist, and a hermetic test must not wait for the network.
@@ -66,6 +67,11 @@ def _new_page(browser, live_server, **options):
             route.continue_() if route.request.url.startswith(live_server.url) else route.abort()
         ),
     )
+    return context
+
+
+def _new_page(browser, live_server, **options):
+    context = new_context(browser, live_server, **options)
     return context, context.new_page()
 
 

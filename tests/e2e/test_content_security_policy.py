@@ -6,9 +6,11 @@ the start (an init script) and the test reads them after each page: none on any 
 with the charts drawn, an htmx swap done and Swagger UI rendered.
 """
 
+import contextlib
 import re
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from judgements.models import Project
 from tests.config.test_production import page_paths
@@ -35,8 +37,15 @@ def watched(page):
 
 
 def violations(page) -> list[str]:
-    page.wait_for_load_state("networkidle")
+    page.wait_for_load_state("load")
+    # A page that polls (a running job's) is never idle: what it loaded then counts.
+    with contextlib.suppress(PlaywrightTimeoutError):
+        page.wait_for_load_state("networkidle", timeout=5_000)
     return page.evaluate("window.cspViolations")
+
+
+# Routes that only take a POST, and downloads (a file, not a page).
+POST_ONLY = r"(answer|skip|undo|release|request-grades|guidelines-preview|export)/$"
 
 
 def page_urls(project: Project) -> list[str]:
@@ -44,7 +53,7 @@ def page_urls(project: Project) -> list[str]:
     urls = [
         path
         for path in page_paths(project)
-        if "logout" not in path and not re.search(r"(answer|skip|undo|request-grades)/$", path)
+        if "logout" not in path and not re.search(POST_ONLY, path)
     ]
     admin = ["/admin/", "/admin/judgements/project/", f"/admin/judgements/project/{project.pk}/"]
     return [*urls, *admin, f"{admin[2]}change/", "/api/token/"]
@@ -54,6 +63,9 @@ def test_no_page_breaks_the_policy(watched, demo):
     log_in(watched, "admin")
     assert violations(watched) == []
     for url in page_urls(demo):
+        head = watched.request.get(url)
+        if head.status == 405 or "attachment" in head.headers.get("content-disposition", ""):
+            continue  # A POST-only action or a download: no page to look at.
         response = watched.goto(url)
         assert response.status in (200, 400), (url, response.status)
         policy = response.headers["content-security-policy"]
@@ -82,8 +94,8 @@ def test_htmx_swaps_the_next_pair_in_under_the_policy(watched, demo):
     press_and_wait(watched, "2")
     assert shown_pair(watched) != first
     assert watched.evaluate("window.notReloaded") is True
-    width = watched.locator(".progress-bar").evaluate("bar => bar.style.width")
-    assert width.endswith("%") and width != "0%"
+    # The bar is a <progress> element: its value is an attribute, no style needed.
+    assert watched.locator("#rating progress").evaluate("bar => bar.position") > 0
     assert violations(watched) == []
 
 

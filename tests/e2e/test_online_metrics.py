@@ -23,6 +23,8 @@ def test_the_overview_shows_the_online_chart_beside_ndcg(page, urls):  # noqa: F
     labels = page.evaluate(LABELS, "online-chart")
     assert labels[:2] == ["click-through rate", "successful sessions"]
     assert any(label.startswith("NDCG: ") for label in labels[2:])
+    # Beside each list's NDCG, the share of its queries judged (issue 15 A2).
+    assert any(label.startswith("queries judged: ") for label in labels[2:])
     assert page.evaluate(X_RANGE, "online-chart") == page.evaluate(X_RANGE, "series-chart")
     page.locator("#online-metrics summary").click()
     assert page.locator("#online-table tbody tr").count() == 14
@@ -33,4 +35,7 @@ def test_the_query_detail_shows_its_own_online_chart(page, urls):  # noqa: F811
     page.goto(urls["query"])
 
     assert chart_points(page, "online-chart") > 0
+    assert "judged@k: " + page.locator("h1").inner_text().split("”")[0].lstrip("“") in (
+        page.evaluate(LABELS, "online-chart")
+    )
     assert page.evaluate(X_RANGE, "online-chart") == page.evaluate(X_RANGE, "query-series-chart")

@@ -75,3 +75,23 @@ def test_judgements_are_written_one_statement_per_query(db):
     ]
     judged_queries = Judgement.objects.values("query").distinct().count()
     assert len(inserts) == judged_queries > 1
+
+
+def test_a_demo_whose_metric_has_no_stored_series_gets_it_on_the_next_run(db):
+    # As after migration 0003 of metrics: the stored series kept their old names, and
+    # the project's metric (a mean over judged queries) had none.
+    from metrics.models import LatestMetricPoint, MetricPoint
+    from metrics.registry import project_spec
+
+    call_command("load_demo", stdout=StringIO())
+    project = Project.objects.get(slug="outdoor-gear")
+    MetricPoint.objects.all().delete()
+    LatestMetricPoint.objects.all().delete()
+    first = counts()
+
+    call_command("load_demo", stdout=StringIO())
+
+    spec = project_spec(project)
+    overall = MetricPoint.objects.filter(metric=spec.name, query__isnull=True)
+    assert overall.count() >= 2 * 14  # two lists, a fortnight of daily buckets
+    assert counts() == first

@@ -3,6 +3,7 @@ import threading
 from io import StringIO
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
@@ -17,11 +18,16 @@ from judgements.models import (
     QueuePoolTally,
     QueueRaterTally,
     QueueRequest,
+    QueueSkip,
 )
 from judgements.queue import (
+    QueueWait,
     lease_release,
     may_rate,
     queue_next_pair,
+    queue_restore_pair,
+    queue_skip_pair,
+    queue_wait,
     rateable_projects,
     rater_progress,
     rating_page,
@@ -145,13 +151,60 @@ def test_a_retracted_answer_puts_the_pair_back_in_the_queue(project, rater, tent
     assert next_doc(rater, project) == "D1"
 
 
+def skip(rater, project, query, document):
+    return queue_skip_pair(
+        rater=rater, project=project, query_id=query.pk, document_id=document.pk
+    )
+
+
 def test_skipped_pairs_come_back_after_every_other_pair(project, rater, tent, docs):
-    skipped = [(tent.pk, docs[1].pk), (tent.pk, docs[0].pk)]
+    skip(rater, project, tent, docs[1])
+    skip(rater, project, tent, docs[0])
+    assert [next_doc(rater, project)] == ["D3"]
     for document in docs[2:]:
         answer(rater, tent, document)
-    assert next_doc(rater, project, skipped=skipped) == "D2"
+    assert next_doc(rater, project) == "D2"
     answer(rater, tent, docs[1])
-    assert next_doc(rater, project, skipped=skipped) == "D1"
+    assert next_doc(rater, project) == "D1"
+
+
+def test_a_pair_skipped_again_goes_to_the_back(project, rater, tent, docs):
+    skip(rater, project, tent, docs[0])
+    skip(rater, project, tent, docs[1])
+    for document in docs[2:]:
+        answer(rater, tent, document)
+    assert next_doc(rater, project) == "D1"
+    skip(rater, project, tent, docs[0])
+    assert next_doc(rater, project) == "D2"
+    assert QueueSkip.objects.filter(rater=rater).count() == 3
+
+
+def test_a_skip_is_the_raters_own(project, rater, other_rater, tent, docs):
+    skip(rater, project, tent, docs[0])
+    assert next_doc(rater, project) == "D2"
+    assert next_doc(other_rater, project) == "D1"
+
+
+def test_a_skip_gives_the_lease_back(project, rater, other_rater, tent, docs):
+    assert next_doc(rater, project) == "D1"
+    skip(rater, project, tent, docs[0])
+    assert QueueLease.objects.filter(rater=rater, document=docs[0]).count() == 0
+    assert next_doc(other_rater, project) == "D1"
+
+
+def test_a_pair_outside_the_pool_cannot_be_skipped(project, rater, tent, docs):
+    elsewhere = DocumentFactory(project=project, external_id="not-a-hit")
+    with pytest.raises(ValidationError):
+        skip(rater, project, tent, elsewhere)
+    with pytest.raises(ValidationError):
+        queue_skip_pair(rater=rater, project=project, query_id=2**63 - 1, document_id=1)
+    assert QueueSkip.objects.count() == 0
+
+
+def test_moving_on_from_an_answered_pair_is_no_skip(project, rater, tent, docs):
+    answer(rater, tent, docs[0])
+    assert skip(rater, project, tent, docs[0]) is False
+    assert QueueSkip.objects.count() == 0
 
 
 def test_another_raters_live_lease_holds_the_last_open_slot(project, rater, other_rater, tent):
@@ -183,6 +236,82 @@ def test_a_rater_holds_one_lease_per_project(project, rater, tent, docs):
     queue_next_pair(rater=rater, project=project)
     leases = QueueLease.objects.filter(rater=rater)
     assert [(lease.document.external_id) for lease in leases] == ["D2"]
+
+
+def test_a_lease_ends_when_its_holder_gets_another_pair(project, rater, other_rater, tent, docs):
+    # alice opened the page on D1 and, without answering, was handed a pair of another
+    # project (a second tab): D1 is bob's at once, not in ten minutes.
+    assert next_doc(rater, project) == "D1"
+    elsewhere = ProjectFactory(slug="elsewhere")
+    ranked(
+        ResultListFactory(project=elsewhere),
+        QueryFactory(project=elsewhere),
+        [DocumentFactory(project=elsewhere)],
+    )
+    assert queue_next_pair(rater=rater, project=elsewhere) is not None
+    assert next_doc(other_rater, project) == "D1"
+    assert QueueLease.objects.filter(rater=rater).count() == 1
+
+
+def test_a_lease_ends_when_its_holder_is_handed_a_pair_given_back(
+    project, rater, other_rater, tent, docs
+):
+    assert next_doc(rater, project) == "D1"
+    restored = queue_restore_pair(
+        rater=rater, project=project, query_id=tent.pk, document_id=docs[3].pk
+    )
+    assert restored.document == docs[3]
+    assert next_doc(other_rater, project) == "D1"
+
+
+def test_a_pair_given_back_is_not_handed_over_once_another_rater_took_its_slot(
+    project, rater, other_rater, tent, docs
+):
+    answer(rater, tent, docs[0])
+    answer(rater, tent, docs[0], grade=None, kind="retract")
+    assert next_doc(other_rater, project) == "D1"
+    assert (
+        queue_restore_pair(rater=rater, project=project, query_id=tent.pk, document_id=docs[0].pk)
+        is None
+    )
+
+
+def test_a_leased_pair_says_which_lease_it_is(project, rater, tent, docs):
+    pair = queue_next_pair(rater=rater, project=project)
+    lease = QueueLease.objects.get(rater=rater)
+    assert pair.lease_expires_at == lease.expires_at
+    # A release naming an older lease of the same pair leaves the newer one alone.
+    older = lease.expires_at - dt.timedelta(seconds=1)
+    lease_release(rater=rater, query_id=tent.pk, document_id=docs[0].pk, expires_at=older)
+    assert QueueLease.objects.filter(rater=rater).exists()
+    lease_release(
+        rater=rater, query_id=tent.pk, document_id=docs[0].pk, expires_at=pair.lease_expires_at
+    )
+    assert not QueueLease.objects.filter(rater=rater).exists()
+
+
+def test_an_empty_queue_says_which_pairs_other_raters_hold_and_until_when(
+    project, rater, other_rater, tent, docs
+):
+    for document in docs[2:]:
+        answer(rater, tent, document)
+    assert next_doc(other_rater, project) == "D1"
+    assert next_doc(UserFactory(roles=["rater"]), project) == "D2"
+    assert next_doc(rater, project) is None
+    wait = queue_wait(rater=rater, project=project)
+    first_end = QueueLease.objects.order_by("expires_at").first().expires_at
+    assert (wait.held, wait.until, wait.minutes) == (2, first_end, 10)
+    QueueLease.objects.filter(rater=other_rater).update(
+        expires_at=timezone.now() + dt.timedelta(seconds=61)
+    )
+    assert queue_wait(rater=rater, project=project).minutes == 2
+
+
+def test_an_empty_queue_with_nothing_held_says_so(project, rater, tent, docs):
+    for document in docs:
+        answer(rater, tent, document)
+    assert next_doc(rater, project) is None
+    assert queue_wait(rater=rater, project=project) == QueueWait(held=0, until=None)
 
 
 def test_raising_judges_per_pair_reopens_complete_pairs(project, rater, other_rater, tent, docs):
@@ -437,8 +566,17 @@ def test_the_pool_and_tallies_match_the_log_of_generated_load(db):
 def test_replacing_a_generated_project_leaves_no_queue_rows_behind(db):
     options = {"queries": 5, "hits_per_query": 10, "judgements": 50, "raters": 2}
     call_command("generate_load", stdout=StringIO(), **options)
+    first = Project.objects.get(slug="generated-load")
+    pair = QueuePair.objects.filter(project=first).first()
+    skipper = UserFactory(roles=["rater"])
+    queue_skip_pair(
+        rater=skipper, project=first, query_id=pair.query_id, document_id=pair.document_id
+    )
+    queue_next_pair(rater=skipper, project=first)
     call_command("generate_load", stdout=StringIO(), **options)
     project = Project.objects.get(slug="generated-load")
+    assert not QueueSkip.objects.exists()
+    assert not QueueLease.objects.exists()
     assert set(QueuePair.objects.values_list("project", flat=True)) == {project.pk}
     assert set(QueuePoolTally.objects.values_list("project", flat=True)) == {project.pk}
     assert set(QueueRaterTally.objects.values_list("project", flat=True)) == {project.pk}

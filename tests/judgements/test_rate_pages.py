@@ -103,6 +103,20 @@ def test_bulk_shows_one_querys_pairs_down_to_a_depth(client, analyst, project, h
     assert [row.best_rank for row, _, _ in response.context["rows"]] == [1, 2, 3]
 
 
+def test_bulks_first_load_shows_what_its_unticked_filters_say(
+    client, analyst, rater, project, hits
+):
+    answer(rater, hits[0])
+    client.force_login(analyst)
+    first_load = client.get(url("bulk", project))
+    assert [row.best_rank for row, _, _ in first_load.context["rows"]] == [1, 2, 3, 4, 5]
+    assert 'name="unjudged" id="id_unjudged" checked' not in first_load.content.decode()
+    shown = client.get(url("bulk", project, query=hits[0].query_id, depth=project.pool_depth))
+    assert [row for row, _, _ in shown.context["rows"]] == [
+        row for row, _, _ in first_load.context["rows"]
+    ]
+
+
 def test_bulk_shows_25_pairs_a_page(client, analyst, project):
     query = QueryFactory(project=project, text="aaa first")
     for rank in range(1, 31):
@@ -151,16 +165,23 @@ def test_the_raters_page_shows_progress_per_rater(
     answer(rater, hits[1], grade=None, kind="cant_tell")
     answer(other_rater, hits[0], grade=1)
     client.force_login(analyst)
-    response = client.get(url("raters", project))
-    rows = {row.username: (row.answered, row.waiting) for row in response.context["progress"]}
+    # The raters page lives with the dashboards; the project's address leads there.
+    response = client.get(url("raters", project), follow=True)
+    assert response.redirect_chain == [(reverse("metrics:raters", args=[project.slug]), 302)]
+    rows = {
+        line.username: (line.answered, line.waiting, line.cant_tell)
+        for line in response.context["lines"]
+    }
     # The project wants one grade per pair: only alice's can't-tell pair still waits.
-    assert rows == {"alice": (2, 1), "bob": (1, 0)}
+    assert rows == {"alice": (2, 1, 1), "bob": (1, 0, 0)}
     assert response.context["pool"].pairs == 5
 
 
 def test_an_analyst_names_the_raters_of_a_project(client, analyst, rater, other_rater, project):
     client.force_login(analyst)
-    response = client.post(url("raters", project), {"raters": [other_rater.pk]}, follow=True)
+    response = client.post(
+        url("raters_access", project), {"raters": [other_rater.pk]}, follow=True
+    )
     assert "Saved who may rate" in response.content.decode()
     assert list(project.raters.all()) == [other_rater]
 

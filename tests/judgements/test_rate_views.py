@@ -5,7 +5,7 @@ import time_machine
 from django.test import Client
 from django.urls import reverse
 
-from judgements.models import Judgement
+from judgements.models import Judgement, QueueLease, QueueSkip
 from tests.factories import (
     DocumentFactory,
     HitFactory,
@@ -308,3 +308,168 @@ def test_an_unknown_project_is_403_for_a_user_without_a_role_and_404_for_a_rater
     assert alice.get(url).status_code == 404
     client.force_login(outsider)
     assert client.get(url).status_code == 403
+
+
+def skip_url(project):
+    return reverse("judgements:rate_skip", args=[project.slug])
+
+
+def undo_url(project):
+    return reverse("judgements:rate_undo", args=[project.slug])
+
+
+def button_with(page: str, attribute: str) -> str:
+    """The opening tag of the button that carries ``attribute``."""
+    at = page.index(attribute)
+    return page[page.rindex("<button", 0, at) : page.index(">", at)]
+
+
+def test_enter_in_the_note_presses_a_disabled_button_not_a_grade(alice, rate_url, query_with_hits):
+    # The form's first submit button is its default one, which Enter in a text field
+    # presses: it must be the disabled one, ahead of every grade.
+    page = alice.get(rate_url).content.decode()
+    form = page[page.index('<form class="answer"') :]
+    first_button = form[form.index("<button") : form.index(">", form.index("<button"))]
+    assert "disabled" in first_button
+    assert 'name="answer"' not in first_button
+
+
+def test_a_skipped_pair_stays_skipped_in_a_new_session(
+    client, rater, project, rate_url, query_with_hits
+):
+    first = first_pair(query_with_hits)
+    client.force_login(rater)
+    client.post(skip_url(project), {"query": query_with_hits.pk, "document": first.pk})
+    client.logout()
+    client.force_login(rater)
+    assert client.get(rate_url).context["pair"].document != first
+
+
+def test_a_skip_of_a_bad_pair_is_a_400_and_the_page_still_works(
+    alice, project, rate_url, query_with_hits
+):
+    document = first_pair(query_with_hits)
+    for bad in (
+        {"query": "9223372036854775808", "document": document.pk},
+        {"query": query_with_hits.pk, "document": "-1"},
+        {"query": query_with_hits.pk, "document": "x"},
+        {"query": query_with_hits.pk + 1000, "document": document.pk},
+    ):
+        response = alice.post(skip_url(project), bad)
+        assert response.status_code == 400, bad
+        assert "Not skipped" in response.content.decode()
+    assert alice.get(rate_url).status_code == 200
+    assert alice.get(rate_url).context["pair"].document == document
+    assert QueueSkip.objects.count() == 0
+
+
+def test_undo_goes_back_one_answer_per_press(alice, project, answer_url, query_with_hits):
+    first, second = (hit.document for hit in query_with_hits.hits.order_by("rank")[:2])
+    post_answer(alice, answer_url, query_with_hits, first, "1")
+    post_answer(alice, answer_url, query_with_hits, second, "3")
+    response = alice.post(undo_url(project), follow=True)
+    assert response.context["pair"].document == second
+    response = alice.post(undo_url(project), follow=True)
+    assert response.context["pair"].document == first
+    events = Judgement.objects.order_by("id").values_list("document", "kind", "grade")
+    assert list(events) == [
+        (first.pk, "grade", 1),
+        (second.pk, "grade", 3),
+        (second.pk, "retract", None),
+        (first.pk, "retract", None),
+    ]
+    assert "Nothing to undo." in alice.post(undo_url(project), follow=True).content.decode()
+    assert Judgement.objects.count() == 4
+
+
+def test_the_pair_an_undo_gave_back_shows_the_answer_it_had(
+    alice, project, answer_url, query_with_hits
+):
+    first = first_pair(query_with_hits)
+    post_answer(alice, answer_url, query_with_hits, first, "2")
+    page = alice.post(undo_url(project), follow=True).content.decode()
+    assert "Undone: your answer <strong>2 Relevant</strong>" in page
+    marked = button_with(page, 'value="2"')
+    assert " was" in marked and 'aria-describedby="restored-note"' in marked
+    assert " was" not in button_with(page, 'value="3"')
+    # Answered again, the pair is done with and the queue moves on.
+    response = post_answer(alice, answer_url, query_with_hits, first, "3")
+    assert response.context["pair"].document != first
+    assert response.context["restored"] is None
+
+
+def test_an_undo_that_brings_back_an_earlier_answer_says_so(
+    alice, rater, project, answer_url, query_with_hits
+):
+    document = first_pair(query_with_hits)
+    JudgementFactory(
+        rater=rater, query=query_with_hits, document=document, kind="cant_tell", grade=None
+    )
+    post_answer(alice, answer_url, query_with_hits, document, "3")
+    page = alice.post(undo_url(project), follow=True).content.decode()
+    assert "your answer is back to <strong>Can&#x27;t tell</strong>" in page
+
+
+def test_the_end_of_the_queue_says_which_pairs_others_hold(
+    alice, rater, other_rater, project, rate_url, query_with_hits
+):
+    hits = list(query_with_hits.hits.order_by("rank"))
+    for hit in hits[1:]:
+        JudgementFactory(rater=rater, query=query_with_hits, document=hit.document)
+    bob = Client()
+    bob.force_login(other_rater)
+    assert bob.get(rate_url).context["pair"].document == hits[0].document
+    page = alice.get(rate_url).content.decode()
+    assert "1 pair is being rated by another rater; it comes back in 10 min" in page
+    assert "Nothing left to rate" not in page
+    assert 'data-testid="left">1<' in page
+
+
+def test_a_project_without_queries_says_so_without_a_progress_bar(alice, rate_url, project):
+    page = alice.get(rate_url).content.decode()
+    assert "No queries yet" in page
+    assert "<progress" not in page
+    assert "Nothing left to rate" not in page
+
+
+def test_a_project_without_a_result_list_says_so(alice, rate_url, project):
+    QueryFactory(project=project, text="tent")
+    page = alice.get(rate_url).content.decode()
+    assert "Nothing to rate yet" in page
+    assert "<progress" not in page
+
+
+def test_the_progress_bar_has_a_name_and_counts_pairs(alice, rate_url, query_with_hits):
+    page = alice.get(rate_url).content.decode()
+    assert '<progress class="progress" value="0" max="5"' in page
+    assert 'aria-label="Your progress in Outdoor gear"' in page
+
+
+def test_a_rater_of_one_project_lands_in_its_queue_after_login(client, rater, project):
+    rater.set_password("pw")
+    rater.save()
+    response = client.post(reverse("login"), {"username": "alice", "password": "pw"}, follow=True)
+    assert response.redirect_chain[-1][0] == reverse("judgements:rate", args=[project.slug])
+
+
+def test_a_rater_of_two_projects_and_an_analyst_land_on_the_projects_page(
+    client, rater, analyst, project
+):
+    ProjectFactory(slug="second")
+    for user in (rater, analyst):
+        client.force_login(user)
+        response = client.get(reverse("judgements:start"))
+        assert response.url == reverse("judgements:home")
+
+
+def test_leaving_the_page_gives_its_lease_back(alice, rater, project, rate_url, query_with_hits):
+    pair = alice.get(rate_url).context["pair"]
+    release = reverse("judgements:rate_release", args=[project.slug])
+    data = {"query": pair.query_id, "document": pair.document_id}
+    stale = (pair.lease_expires_at - dt.timedelta(minutes=1)).isoformat()
+    assert alice.post(release, {**data, "lease": stale}).status_code == 204
+    assert QueueLease.objects.filter(rater=rater).exists()
+    lease = pair.lease_expires_at.isoformat()
+    assert alice.post(release, {**data, "lease": lease}).status_code == 204
+    assert not QueueLease.objects.filter(rater=rater).exists()
+    assert alice.post(release, {**data, "lease": "soon"}).status_code == 400

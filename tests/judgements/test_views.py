@@ -78,6 +78,8 @@ def test_the_admin_saves_every_consensus_policy(admin_client, project, policy):
         "metric_ideal": "judged",
         "metric_ideal_depth": "cut",
         "metric_unjudged": "zero",
+        "metric_negative": "penalise",
+        "metric_mean_over": "all",
         "consensus": policy,
         "created_at_0": "2026-11-01",
         "created_at_1": "12:00:00",
@@ -86,3 +88,4 @@ def test_the_admin_saves_every_consensus_policy(admin_client, project, policy):
     assert response.status_code == 302, response.context["adminform"].form.errors
     project.refresh_from_db()
     assert project.consensus == policy
+    assert (project.metric_negative, project.metric_mean_over) == ("penalise", "all")

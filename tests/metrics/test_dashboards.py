@@ -9,7 +9,7 @@ import time_machine
 from django.core.management import call_command
 
 from judgements.models import Hit, Judgement, Project, QueueRequest
-from metrics import dashboards
+from metrics import dashboards, services
 from metrics.core import ndcg
 from metrics.core.agreement import krippendorff_alpha
 from metrics.core.stats import paired_bootstrap_ci, paired_randomisation_test
@@ -172,6 +172,45 @@ def test_the_overview_reads_each_lists_stored_interval_which_equals_a_recomputed
         assert read.as_of == fresh.as_of
 
 
+@pytest.mark.parametrize("mean_over", ["judged", "all"])
+def test_stored_and_computed_summaries_agree_on_either_mean(camping, mean_over):
+    # "map" is returned by "new" and graded by nobody; "boots" is graded and returned by
+    # "old" only, so a mean over all queries counts it at 0 for "new".
+    new, old = camping.result_lists.get(name="new"), camping.result_lists.get(name="old")
+    HitFactory(result_list=new, query=QueryFactory(project=camping, text="map"), rank=1)
+    boots = HitFactory(result_list=old, query=QueryFactory(project=camping, text="boots"), rank=1)
+    JudgementFactory(query=boots.query, document=boots.document, grade=2, created_at=NOV)
+    camping.metric_mean_over = mean_over
+    camping.save()
+    spec = project_spec(camping)
+    lists = list(camping.result_lists.order_by("captured_at", "name"))
+    services.metrics_refresh(project=camping)
+
+    stored = stored_summaries(camping, spec, lists)
+    computed = computed_summaries(camping, spec, as_of=None, result_lists=lists)
+
+    assert stored is not None
+    for read, fresh in zip(stored, computed, strict=True):
+        assert read.mean == pytest.approx(fresh.mean, abs=1e-15)
+        assert (read.interval.low, read.interval.high) == pytest.approx(
+            (fresh.interval.low, fresh.interval.high), abs=1e-15
+        )
+        counts = ("queries", "queries_judged", "queries_returned", "zero_idcg")
+        assert [getattr(read, name) for name in counts] == [
+            getattr(fresh, name) for name in counts
+        ]
+    # "new" returned tent, stove, lamp and map; "boots" is the judged query it missed.
+    assert (computed[1].queries, computed[1].queries_returned) == (
+        (3, 4) if mean_over == "judged" else (5, 4)
+    )
+    # As of a moment, the grades are replayed from the log once for every list.
+    then = dashboards.project_overview(camping, spec, as_of=LATER).summaries
+    assert [summary.mean for summary in then] == pytest.approx(
+        [summary.mean for summary in stored], abs=1e-15
+    )
+    assert [summary.queries for summary in then] == [summary.queries for summary in stored]
+
+
 @pytest.mark.parametrize(
     "change", [{"ci_low": None, "ci_high": None, "ci_resamples": None}, {"ci_resamples": 500}]
 )
@@ -203,11 +242,17 @@ def test_the_overview_as_of_a_moment_ignores_judgements_recorded_later(camping):
     means = [summary.mean for summary in before.summaries]
     assert [summary.mean for summary in again.summaries] == means
     assert [summary.mean for summary in now.summaries] != means
-    # Only "tent" (day 0) and "stove" (day 1) were graded by then; "lamp" has no grade.
+    # Only "tent" (day 0) and "stove" (day 1) were graded by then; "lamp" has no grade,
+    # so the mean over judged queries leaves it out, and a mean over all counts it as 0.
     old = before.summaries[0]
-    assert old.zero_idcg == 1
+    assert (old.queries, old.queries_judged, old.queries_returned, old.zero_idcg) == (2, 2, 3, 0)
     expected = core_values(old.result_list, spec, as_of)
-    assert old.mean == pytest.approx(np.mean(list(expected.values())))
+    lamp = camping.queries.get(text="lamp").pk
+    judged = [value for query, value in expected.items() if query != lamp]
+    assert old.mean == pytest.approx(np.mean(judged))
+    every = dashboards.project_overview(camping, spec.with_changes(mean_over="all"), as_of=as_of)
+    assert every.summaries[0].zero_idcg == 1
+    assert every.summaries[0].mean == pytest.approx(np.mean(list(expected.values())))
 
 
 def test_the_overview_interval_surrounds_the_mean(camping):

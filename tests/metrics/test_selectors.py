@@ -208,3 +208,48 @@ def test_an_evaluation_reads_packed_grades_and_equals_the_log(project):
         for name in ("dcg", "idcg", "ndcg", "judged", "retrieved"):
             assert np.array_equal(getattr(packed, name), getattr(logged, name)), (spec, name)
         assert packed.ndcg.max() > 0
+
+
+# The packed read comes as one row per range of CHUNK_QUERIES query ids; in chunks of one
+# or two queries, with ranges that hold no query of the list, the arrays are the same.
+
+
+@pytest.mark.parametrize("chunk", [1, 2])
+def test_packed_grades_read_in_chunks_equal_the_logs(project, monkeypatch, chunk):
+    random_events(project, seed=11)
+    random_events(project, seed=12)
+    random_hits(project, seed=11, lists=1)
+    monkeypatch.setattr(selectors, "CHUNK_QUERIES", chunk)
+    result_list = project.result_lists.get()
+    query_ids = sorted(project.queries.values_list("pk", flat=True))
+    now = timezone.now()
+    pairs = selectors.logged_pair_grades(project.pk, as_of=now, policy="mean")
+
+    for some in (None, query_ids[::2]):  # Every other query: ranges with no query.
+        for depth in (None, 2):
+            arguments = {"as_of": now, "policy": "mean", "depth": depth, "query_ids": some}
+            packed = selectors.stored_result_list_grades(result_list.pk, project.pk, **arguments)
+            logged = selectors.result_list_grades(
+                result_list.pk, pairs, depth=depth, query_ids=some
+            )
+            assert_same_list(packed, logged)
+    params = {"project": project.pk, "result_list": result_list.pk, "as_of": now}
+    params |= {"queries": None, "depth": None, "policy": "mean", "chunk": chunk}
+    rows = selectors.copy_fields(selectors.STORED_RANKED_SQL, params)
+    # One row per range of ids, the first starting at the list's first query.
+    assert len(rows) == (query_ids[-1] - query_ids[0]) // chunk + 1 >= 3
+
+
+def test_chunks_are_joined_in_the_order_of_their_first_query_whatever_order_they_come_in():
+    def first(query_id: int) -> bytes:
+        return query_id.to_bytes(8, "big", signed=True)
+
+    rows = [
+        [b"\x01", first(300), b"c", b"C"],
+        [b"\x01", first(2), b"a", b"A"],
+        [b"\x01", first(150), None, None],  # A range without a query.
+        [b"\x01", first(40), b"b", b"B"],
+    ]
+
+    assert selectors.joined_chunks(rows, key=1) == [b"abc", b"ABC"]
+    assert selectors.joined_chunks([[b"\x01", None, None, None]], key=1) == [b"", b""]

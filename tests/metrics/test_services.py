@@ -61,10 +61,14 @@ def latest_table() -> dict[tuple, tuple]:
 
 
 def mean_of_latest(result_list, spec, as_of) -> float:
+    """The mean of the latest values of the queries with a grade (the default mean_over)."""
+    assert spec.mean_over == "judged"
     values = [
         value
-        for (list_id, metric, _), (_, value, *_) in latest_by_distinct_on(as_of).items()
-        if list_id == result_list.pk and metric == spec.name
+        for (list_id, metric, _), (_, value, *_, judgements, _) in latest_by_distinct_on(
+            as_of
+        ).items()
+        if list_id == result_list.pk and metric == spec.name and judgements > 0
     ]
     return sum(values) / len(values)
 
@@ -165,7 +169,7 @@ def test_every_stored_value_names_its_consensus_policy(demo):
     demo.save()
     call_command("rebuild_metrics", "--project", "outdoor-gear", stdout=StringIO())
     metrics = set(MetricPoint.objects.values_list("metric", flat=True))
-    assert metrics == {"ndcg@10 exponential log2 judged cut zero median"}
+    assert metrics == {"ndcg@10 exponential log2 judged cut zero median zero judged"}
 
 
 def test_a_grade_marks_its_query_stale_and_the_refresh_recomputes_only_it(

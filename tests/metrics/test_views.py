@@ -13,6 +13,9 @@ from django.test import Client
 from django.urls import reverse
 
 from judgements.models import QueuePair, QueueRequest
+from metrics import services
+from metrics.models import MetricPoint
+from metrics.registry import MetricSpec
 from tests.factories import (
     DocumentFactory,
     HitFactory,
@@ -111,7 +114,8 @@ def test_every_metric_page_prints_the_parameters_beside_its_numbers(client, anal
     assert (
         "NDCG@10 · gain exponential (2^rel \N{MINUS SIGN} 1) · discount log2(rank + 1) · "
         "ideal: all judged documents · ideal depth cut at k · unjudged hits count as grade 0 · "
-        "consensus mean · as of "
+        "consensus mean · negative grades count as 0 (trec_eval) · "
+        "mean over judged queries (trec_eval) · as of "
     ) in text
 
 
@@ -160,6 +164,8 @@ def test_the_overview_as_of_a_moment_shows_the_values_of_then(client, analyst, s
         ({"k": "ten"}, "Enter a whole number."),
         ({"gain": "cubic"}, "Select a valid choice. cubic is not one of the available choices."),
         ({"consensus": "loudest"}, "Select a valid choice."),
+        ({"negative": "subtract"}, "Negative grades: Select a valid choice."),
+        ({"mean_over": "some"}, "Mean over: Select a valid choice."),
         ({"as_of": "last tuesday"}, "Enter a valid date/time."),
     ],
 )
@@ -424,3 +430,200 @@ def test_every_dashboard_opens_before_anything_is_graded(client, analyst, page):
     response = client.get(pages(project)[page])
 
     assert response.status_code == 200
+
+
+def test_every_metric_page_offers_every_parameter_with_the_projects_defaults(
+    client, analyst, shop
+):
+    shop.metric_negative, shop.metric_mean_over = "penalise", "all"
+    shop.save()
+    client.force_login(analyst)
+
+    for page in ("overview", "queries", "query", "compare"):
+        form = client.get(pages(shop)[page]).context["form"]
+        for name, values in MetricSpec._choices().items():
+            assert [value for value, _ in form.fields[name].choices] == list(values)
+        assert (form["negative"].value(), form["mean_over"].value()) == ("penalise", "all")
+
+
+def test_the_mean_over_all_queries_counts_the_unjudged_query(client, analyst, shop):
+    new = shop.result_lists.get(name="new")
+    HitFactory(result_list=new, query=QueryFactory(project=shop, text="map"), rank=1)
+    client.force_login(analyst)
+    url = pages(shop)["overview"]
+
+    judged = client.get(url).context["data"].summaries[1]
+    every = client.get(url, {"mean_over": "all"}).context["data"].summaries[1]
+
+    assert (judged.queries, every.queries) == (2, 3)
+    assert (judged.queries_judged, judged.queries_returned) == (2, 3)
+    assert every.mean == pytest.approx(judged.mean * 2 / 3, abs=1e-12)
+    assert "mean over all queries, unjudged as 0 (trec_eval -c)" in text_of(
+        client.get(url, {"mean_over": "all"})
+    )
+
+
+def test_the_overview_says_what_moved_the_number(client, analyst, shop):
+    client.force_login(analyst)
+    # A page without stored points draws no over-time chart, and needs no caption.
+    assert "Early points rest on fewer queries" not in text_of(client.get(pages(shop)["overview"]))
+    services.metrics_rebuild(project=shop, since=NOV, until=NOV + dt.timedelta(days=3))
+
+    text = text_of(client.get(pages(shop)["overview"]))
+
+    assert "Because grades arrived:" in text and "Because the ranking changed:" in text
+    assert (
+        "Reading aid: “because grades arrived” keeps each ranking fixed while grades arrive"
+        in text
+    )
+    assert "Early points rest on fewer queries" in text
+
+
+def test_revisions_show_on_the_query_page_and_per_week_on_the_overview(client, analyst, shop):
+    tent = shop.queries.get(text="tent")
+    sku = shop.documents.get(external_id="SKU-0")
+    first = tent.judgements.filter(document=sku).order_by("created_at").first()
+    JudgementFactory(
+        query=tent,
+        document=sku,
+        rater=first.rater,
+        grade=first.grade + 1,
+        note="The description says waterproof.",
+        created_at=NOV + dt.timedelta(days=3),
+    )
+    # As every write of grades does: the refresh recounts the query later.
+    services.queries_mark_stale(query_ids=[tent.pk])
+    client.force_login(analyst)
+
+    query_page = text_of(client.get(pages(shop)["query"]))
+    overview = client.get(pages(shop)["overview"])
+
+    assert f"2026-11-04 00:00 Title of SKU-0 SKU-0 {first.rater.username} {first.grade} " in (
+        query_page
+    )
+    assert "The description says waterproof." in query_page
+    assert [(w.week, w.revisions) for w in overview.context["data"].revisions] == [
+        (dt.date(2026, 11, 2), 1)
+    ]
+    assert "2026-11-02 1" in text_of(overview)
+
+
+def test_a_project_with_no_revision_says_so(client, analyst, shop):
+    client.force_login(analyst)
+
+    assert "No rater has revised a grade yet." in text_of(client.get(pages(shop)["overview"]))
+    assert "No rater has revised an answer for this query." in text_of(
+        client.get(pages(shop)["query"])
+    )
+
+
+def test_negative_grades_penalise_on_the_query_page_and_in_the_stored_series(client, analyst):
+    # One query, the harmful document at rank 1: the worked example of
+    # tests/metrics/core/test_negative.py (linear gain: 0.4619696844706532).
+    scale = [{"value": v, "label": str(v)} for v in (-2, -1, 0, 1, 2, 3)]
+    project = ProjectFactory(slug="spam", scale=scale, metric_gain="linear")
+    project.metric_negative = "penalise"
+    project.save()
+    result_list = ResultListFactory(project=project, name="run", captured_at=NOV)
+    query = QueryFactory(project=project, text="tent")
+    for rank, (name, grade) in enumerate([("C", -2), ("A", 3), ("B", 2), ("D", 0)], start=1):
+        document = DocumentFactory(project=project, external_id=name)
+        HitFactory(result_list=result_list, query=query, document=document, rank=rank)
+        JudgementFactory(query=query, document=document, grade=grade, created_at=NOV)
+    services.metrics_rebuild(project=project, since=NOV, until=NOV, every="day")
+    client.force_login(analyst)
+
+    response = client.get(reverse("metrics:query", args=[project.slug, result_list.pk, query.pk]))
+
+    text = text_of(response)
+    assert "negative grades penalise (min-max, worst to best ordering)" in text
+    assert "NDCG@10 = (DCG \N{MINUS SIGN} worst DCG) / (IDCG \N{MINUS SIGN} worst DCG)" in text
+    assert response.context["data"].result.ndcg == pytest.approx(0.4619696844706532, abs=1e-12)
+    assert response.context["data"].result.min_dcg == -2.0
+    stored = MetricPoint.objects.get(query=query, as_of=NOV)
+    assert stored.metric.endswith(" penalise judged")
+    assert stored.value == pytest.approx(0.4619696844706532, abs=1e-12)
+
+
+def test_the_query_table_marks_a_query_nobody_graded_as_left_out_of_the_mean(
+    client, analyst, shop
+):
+    new = shop.result_lists.get(name="new")
+    HitFactory(result_list=new, query=QueryFactory(project=shop, text="map"), rank=1)
+    client.force_login(analyst)
+    url = pages(shop)["queries"]
+
+    assert "map (no grade yet: not in the mean)" in text_of(client.get(url))
+    assert "map (no grade yet)" in text_of(client.get(url, {"mean_over": "all"}))
+    assert "2 of the list's queries have a grade." in text_of(client.get(url))
+
+
+@pytest.fixture
+def spam(db):
+    """A scale with harmful grades; one query, on the same grades in two result lists:
+    "before" shows the harmful document C (grade -2) first, "after" moves it to rank 4."""
+    scale = [{"value": v, "label": str(v)} for v in (-2, -1, 0, 1, 2, 3)]
+    project = ProjectFactory(slug="spam", scale=scale, metric_k=4, metric_gain="linear")
+    query = QueryFactory(project=project, text="tent")
+    grades = {"A": 3, "B": 2, "C": -2, "D": 0}
+    documents = {name: DocumentFactory(project=project, external_id=name) for name in grades}
+    for name, grade in grades.items():
+        JudgementFactory(query=query, document=documents[name], grade=grade, created_at=NOV)
+    for day, (name, order) in enumerate([("before", "CABD"), ("after", "ABDC")]):
+        captured = NOV + dt.timedelta(days=day)
+        result_list = ResultListFactory(project=project, name=name, captured_at=captured)
+        for rank, document in enumerate(order, start=1):
+            HitFactory(
+                result_list=result_list, query=query, document=documents[document], rank=rank
+            )
+    return project
+
+
+def test_negative_grades_penalise_on_the_overview_and_the_comparison_when_asked(
+    client, analyst, spam
+):
+    # The worked examples of tests/metrics/core/test_negative.py (NDCG@4, linear gain):
+    # with the zero rule C counts as 0, so "after" is perfect and "before" loses only
+    # the places C pushes A and B down; penalised, C at rank 1 costs far more.
+    client.force_login(analyst)
+    overview, compare = pages_of(spam)
+
+    zero = client.get(overview).context["data"].summaries
+    penalised = client.get(overview, {"negative": "penalise"})
+
+    assert [s.mean for s in zero] == pytest.approx([0.6787622294601761, 1.0], abs=1e-12)
+    means = [s.mean for s in penalised.context["data"].summaries]
+    assert means == pytest.approx([0.4619696844706532, 0.8624445158559948], abs=1e-12)
+    assert "negative grades penalise (min-max, worst to best ordering)" in text_of(penalised)
+    # Penalising is not the project's stored metric: it is computed from the log.
+    assert not penalised.context["data"].stored
+    both = {"a": spam.result_lists.get(name="before").pk}
+    both["b"] = spam.result_lists.get(name="after").pk
+    difference = client.get(compare, {**both, "negative": "penalise"}).context["data"]
+    assert (difference.mean_a, difference.mean_b) == pytest.approx(means, abs=1e-12)
+
+
+def test_a_project_that_penalises_stores_and_draws_the_penalised_series(client, analyst, spam):
+    spam.metric_negative = "penalise"
+    spam.save()
+    services.metrics_rebuild(project=spam, since=NOV, until=NOV + dt.timedelta(days=1))
+    client.force_login(analyst)
+
+    response = client.get(pages_of(spam)[0])
+
+    data = response.context["data"]
+    assert data.stored
+    means = [summary.mean for summary in data.summaries]
+    assert means == pytest.approx([0.4619696844706532, 0.8624445158559948], abs=1e-12)
+    drawn = {line["label"]: line["points"] for line in data.chart["series"]}
+    assert [point[1] for point in drawn["before"]] == pytest.approx([0.4619696844706532] * 2)
+    assert [point[1] for point in drawn["after"]] == pytest.approx([0.8624445158559948])
+    assert data.series_spec.name == "ndcg@4 linear log2 judged cut zero mean penalise judged"
+
+
+def pages_of(project) -> tuple[str, str]:
+    """The overview and the comparison of ``project``."""
+    return (
+        reverse("metrics:overview", args=[project.slug]),
+        reverse("metrics:compare", args=[project.slug]),
+    )

@@ -100,6 +100,18 @@ def test_every_bad_line_is_reported_by_number_and_nothing_is_written(queries):
     assert SearchEvent.objects.count() == 0
 
 
+def test_a_dwell_too_long_for_a_double_is_an_error_not_a_500(queries):
+    project = queries["tent"].project
+    lines = [
+        jsonl(impression("e1", "s1", "2026-11-20T10:00:00Z", "tent")),
+        jsonl(click("e2", "s1", "2026-11-20T10:00:01Z", "A")),
+        jsonl(dwell("e3", "s1", "2026-11-20T10:00:09Z", "e2", seconds=10**400)),
+    ]
+
+    assert rejected(project, b"".join(lines)) == [(3, "seconds")]
+    assert SearchEvent.objects.count() == 0
+
+
 def test_an_error_names_what_is_wrong(queries):
     project = queries["tent"].project
     with pytest.raises(ImportRejected) as caught:

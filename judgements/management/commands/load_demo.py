@@ -3,6 +3,8 @@ from django.core.management.base import BaseCommand
 from judgements.demo import build_demo
 from judgements.models import Project
 from judgements.services import DEMO_PASSWORD, demo_load
+from metrics.models import MetricPoint
+from metrics.registry import project_spec
 from metrics.services import metrics_rebuild
 from searchlogs.demo import demo_search_log_load
 
@@ -15,10 +17,12 @@ class Command(BaseCommand):
         created = demo_load(data=data)
         summary = ", ".join(f"{count} {kind}" for kind, count in created.items())
         self.stdout.write(f"Demo project '{data.project['name']}': created {summary}.")
-        if created["judgements"]:
-            # The demo's judgements span two weeks: show NDCG moving day by day.
+        project = Project.objects.get(slug=data.project["slug"])
+        if created["judgements"] or not series_stored(project):
+            # The demo's judgements span two weeks: show NDCG moving day by day. A demo
+            # loaded before its metric's series existed (a new metric parameter) gets
+            # its series on the next run.
             first = min(judgement["created_at"] for judgement in data.judgements)
-            project = Project.objects.get(slug=data.project["slug"])
             written = metrics_rebuild(project=project, since=first, every="day")
             self.stdout.write(f"Metric series rebuilt: {written} per-query points.")
         logged = demo_search_log_load(Project.objects.get(slug=data.project["slug"]))
@@ -26,3 +30,10 @@ class Command(BaseCommand):
         self.stdout.write(f"Demo logins (password for all: {DEMO_PASSWORD}):")
         for user in data.users:
             self.stdout.write(f"  {user['username']:<10} {user['role']}")
+
+
+def series_stored(project: Project) -> bool:
+    """Whether the project's own metric has a stored series (overall points)."""
+    spec = project_spec(project)
+    points = MetricPoint.objects.filter(result_list__project=project, metric=spec.name)
+    return points.filter(query__isnull=True).exists()

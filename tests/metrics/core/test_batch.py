@@ -1,8 +1,11 @@
+import itertools
+
 import numpy as np
 import pytest
 
 from metrics.core import batch, grade_counts, ndcg, ndcg_batch, offsets_from_lengths
 from metrics.core.batch import idcg_from_counts, idcg_from_grades, ranked_dcg
+from metrics.core.batch_dcg import _sorted_highest_first
 
 from .worked_examples import EXAMPLES
 
@@ -223,3 +226,43 @@ def test_fractional_grades_already_highest_first_give_the_sorted_ideal_bit_for_b
         shuffled = idcg_from_grades(grades, offsets, depth, "exponential", "log2")
         presorted = idcg_from_grades(highest_first, offsets, depth, "exponential", "log2")
         assert presorted.tolist() == shuffled.tolist()
+
+
+@pytest.mark.parametrize("k", [None, 1, 3, 20])
+def test_removing_unjudged_counts_and_scores_as_the_per_query_function(k):
+    rng = np.random.default_rng(12)
+    lists = [
+        [None if rng.random() < 0.5 else int(rng.integers(0, 4)) for _ in range(length)]
+        for length in rng.integers(0, 15, size=40)
+    ]
+    judged = [[grade for grade in grades if grade is not None] + [2] for grades in lists]
+    ranked, offsets = flatten(lists)
+    ideal, ideal_offsets = flatten(judged)
+
+    result = ndcg_batch(
+        ranked, offsets, k=k, ideal_grades=ideal, ideal_offsets=ideal_offsets, unjudged="remove"
+    )
+
+    expected = [ndcg(r, j, k=k, unjudged="remove") for r, j in zip(lists, judged, strict=True)]
+    assert result.judged.tolist() == [e.judged for e in expected]
+    assert result.retrieved.tolist() == [e.retrieved for e in expected]
+    assert result.ndcg.tolist() == pytest.approx([e.ndcg for e in expected], abs=1e-12)
+
+
+# Similar lengths sort as the rows of a matrix; one list far longer than the rest sorts
+# all grades at once instead.
+@pytest.mark.parametrize("longest", [12, 5000])
+def test_fractional_grades_come_highest_first_by_either_sort(longest):
+    rng = np.random.default_rng(11)
+    lengths = np.r_[rng.integers(0, 12, size=60), longest]
+    grades = rng.choice([np.nan, -1.0, 0.0, 0.5, 1.0, 1.25, 2.5, 3.0], size=lengths.sum())
+    offsets = offsets_from_lengths(lengths)
+
+    values, sorted_offsets = _sorted_highest_first(grades, offsets, grades >= 0)
+
+    expected = [
+        sorted((grade for grade in grades[start:end] if grade >= 0), reverse=True)
+        for start, end in itertools.pairwise(offsets)
+    ]
+    bounds = itertools.pairwise(sorted_offsets)
+    assert [values[start:end].tolist() for start, end in bounds] == expected

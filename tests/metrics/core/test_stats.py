@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from metrics.core import stats
 from metrics.core.stats import (
     bootstrap_mean_ci,
     paired_bootstrap_ci,
@@ -151,3 +152,35 @@ def test_no_difference_on_average_gives_a_large_p_value():
     a = rng.random(500)
 
     assert paired_randomisation_test(a, a + rng.normal(0, 0.1, size=500)).p_value > 0.05
+
+
+def test_kept_draws_give_the_means_fresh_draws_give(monkeypatch):
+    # The positions drawn for 37 values are kept; other values over as many queries use
+    # them again, another seed draws afresh. Chunks of two resamples, the last of one.
+    values, other = np.random.default_rng(1).random((2, 1, 37))
+    monkeypatch.setattr(stats, "CHUNK_DRAWS", 100)
+    monkeypatch.setattr(stats, "_kept_draws", {})
+    monkeypatch.setattr(stats, "KEPT_DRAW_BYTES", 0)
+    cases = [(values, 5), (other, 5), (values, 6)]
+    fresh = [stats.bootstrap_means(v, n_resamples=501, seed=seed) for v, seed in cases]
+    assert stats._kept_draws == {}
+
+    monkeypatch.setattr(stats, "KEPT_DRAW_BYTES", 37 * 501 * 2)
+    first = stats.bootstrap_means(values, n_resamples=501, seed=5)
+    kept = stats._kept_draws[(37, 501, 5)]
+    reused = stats.bootstrap_means(other, n_resamples=501, seed=5)
+    assert stats._kept_draws[(37, 501, 5)] is kept
+    reseeded = stats.bootstrap_means(values, n_resamples=501, seed=6)
+
+    for got, expected in zip([first, reused, reseeded], fresh, strict=True):
+        assert got.tobytes() == expected.tobytes()
+    assert list(stats._kept_draws) == [(37, 501, 6)]
+
+
+def test_draws_larger_than_the_budget_are_not_kept(monkeypatch):
+    monkeypatch.setattr(stats, "_kept_draws", {})
+    monkeypatch.setattr(stats, "KEPT_DRAW_BYTES", 37 * 501 * 2 - 1)
+
+    bootstrap_mean_ci(np.arange(37.0), n_resamples=501, seed=5)
+
+    assert stats._kept_draws == {}

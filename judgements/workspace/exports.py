@@ -1,0 +1,63 @@
+"""The downloads a project page offers: the API's own streamed exports, linked."""
+
+from dataclasses import dataclass
+
+from django.urls import reverse
+
+from judgements.models import Project
+
+CONSENSUS_FORMATS = [
+    ("qrels", "TREC qrels"),
+    ("quepid", "Quepid CSV"),
+    ("rre", "RRE JSON"),
+    ("ltr", "LTR (RankLib)"),
+]
+EVENT_FORMATS = [("csv", "CSV"), ("jsonl", "JSON Lines")]
+
+
+@dataclass(frozen=True)
+class Download:
+    label: str
+    url: str
+
+
+@dataclass(frozen=True)
+class DownloadGroup:
+    title: str
+    help: str
+    downloads: list[Download]
+
+
+def project_exports(project: Project, result_lists) -> list[DownloadGroup]:
+    """Every export of ``project``, grouped; each link is the API's streamed response."""
+    slug = project.slug
+    consensus = reverse("api:consensus-export", args=[slug])
+    events = reverse("api:judgements-export", args=[slug])
+    return [
+        DownloadGroup(
+            "Consensus grades",
+            f"One grade per judged pair ({project.get_consensus_display()}), rounded to "
+            "the scale in the pair formats.",
+            [Download(label, f"{consensus}?format={name}") for name, label in CONSENSUS_FORMATS],
+        ),
+        DownloadGroup(
+            "Judgement events",
+            "The whole log: every answer with its rater and time.",
+            [Download(label, f"{events}?format={name}") for name, label in EVENT_FORMATS],
+        ),
+        DownloadGroup(
+            "Result lists",
+            "Each as a TREC run file.",
+            [
+                Download(
+                    result_list.name, reverse("api:result-list-export", args=[result_list.pk])
+                )
+                for result_list in result_lists
+            ],
+        ),
+        DownloadGroup(
+            "Metric series",
+            "The stored mean of every result list over time, with its parameters.",
+            [Download("CSV", reverse("metrics:series_export", args=[slug]))],
+        ),
+    ]

@@ -1,0 +1,239 @@
+"""Raters grading what the queue hands them, at once, on real PostgreSQL.
+
+A rater handed a pair by the queue holds a slot on it (a lease), so their grade of that
+pair is accepted, however the other raters' grades and leases interleave with it; and
+each pair still ends with exactly ``judges_per_pair`` grades. Each rater is a thread
+with its own database connection.
+"""
+
+import threading
+from collections import Counter
+
+import pytest
+from django.db import connection, transaction
+
+from judgements.models import Document, Hit, Judgement, Project, Query, QueueLease, QueuePair
+from judgements.queue import queue_next_pair
+from judgements.services import PairComplete, judgement_submit
+from tests.factories import ResultListFactory, UserFactory
+from tests.judgements.test_queue import assert_pool_matches_the_log
+
+
+@pytest.fixture(autouse=True)
+def refreshes_queued_for_a_worker(settings):
+    """Grades queue their metrics refresh as in production, for a worker that does not
+    run here: the raters' threads measure grading, not the refreshes the tests' default
+    backend would run in each of them on every commit."""
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+
+
+def project_with_pairs(queries: int, hits_per_query: int, judges_per_pair: int) -> Project:
+    """A project whose pool is ``queries`` x ``hits_per_query`` pairs, built in bulk."""
+    project = Project.objects.create(
+        name="Load", slug="load", judges_per_pair=judges_per_pair, pool_depth=hits_per_query
+    )
+    result_list = ResultListFactory(project=project)
+    query_rows = Query.objects.bulk_create(
+        Query(project=project, text=f"query {n}") for n in range(queries)
+    )
+    documents = Document.objects.bulk_create(
+        Document(project=project, external_id=f"D{n}", title=f"Document {n}")
+        for n in range(queries * hits_per_query)
+    )
+    Hit.objects.bulk_create(
+        Hit(
+            result_list=result_list,
+            query=query,
+            document=documents[number * hits_per_query + rank - 1],
+            rank=rank,
+        )
+        for number, query in enumerate(query_rows)
+        for rank in range(1, hits_per_query + 1)
+    )
+    return project
+
+
+def grade(rater, project: Project, pair: QueuePair) -> Judgement:
+    """Grade a pair as the API does (``POST /api/judgements/create/``)."""
+    judgement, _ = judgement_submit(
+        rater=rater,
+        project=project,
+        query=pair.query,
+        document=pair.document,
+        kind=Judgement.Kind.GRADE,
+        grade=2,
+        source=Judgement.Source.API,
+        deduplicate=False,
+    )
+    return judgement
+
+
+def raters_named(prefix: str, count: int) -> list:
+    return [UserFactory(username=f"{prefix}{n:02d}", roles=["rater"]) for n in range(count)]
+
+
+def at_once(raters, work) -> None:
+    """Run ``work(rater)`` in one thread per rater, each with its own connection,
+    released together; fail on any exception and on a thread still running."""
+    barrier = threading.Barrier(len(raters))
+    errors = []
+
+    def run(rater):
+        try:
+            barrier.wait(timeout=30)
+            work(rater)
+        except Exception as error:  # Collected so the main thread can report it.
+            errors.append(repr(error))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(rater,)) for rater in raters]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert errors == []
+    assert not any(thread.is_alive() for thread in threads)
+
+
+def grade_what_the_queue_hands_out(
+    raters, project, rounds: int | None = None
+) -> tuple[list[str], list[str]]:
+    """Each rater loops next pair -> grade it, until the queue is empty for them (or for
+    ``rounds`` rounds); returns the refusals of handed pairs, which should be none, and
+    the raters whose queue ran out."""
+    refused, ran_out = [], []
+
+    def work(rater):
+        done = 0
+        while rounds is None or done < rounds:
+            pair = queue_next_pair(rater=rater, project=project)
+            if pair is None:
+                ran_out.append(f"{rater.username} after {done} grades")
+                return
+            try:
+                grade(rater, project, pair)
+            except PairComplete:
+                refused.append(f"{rater.username}: pair {pair.query_id}/{pair.document_id}")
+            done += 1
+
+    at_once(raters, work)
+    return refused, ran_out
+
+
+def grades_per_pair(project: Project) -> Counter:
+    events = Judgement.objects.filter(query__project=project, kind=Judgement.Kind.GRADE)
+    return Counter(events.values_list("query_id", "document_id"))
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_twenty_raters_grading_what_the_queue_hands_them_are_never_refused():
+    project = project_with_pairs(queries=15, hits_per_query=10, judges_per_pair=2)
+    raters = raters_named("grader", 20)
+    refused, ran_out = grade_what_the_queue_hands_out(raters, project)
+    assert refused == []
+    assert len(ran_out) == 20
+    per_pair = grades_per_pair(project)
+    assert len(per_pair) == 150
+    assert set(per_pair.values()) == {2}
+    assert not QueuePair.objects.filter(project=project, needed__gt=0).exists()
+    assert not QueueLease.objects.exists()
+    assert_pool_matches_the_log(project)
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_a_grade_waiting_for_another_grade_of_the_same_pair_is_accepted():
+    """Two raters hold the two slots of a pair; bob's grade waits for the pair's row
+    while alice's grade of it commits. Bob's slot is his: his grade is accepted."""
+    project = project_with_pairs(queries=1, hits_per_query=1, judges_per_pair=2)
+    alice, bob = raters_named("holder", 2)
+    handed = [queue_next_pair(rater=rater, project=project) for rater in (alice, bob)]
+    assert handed[0].pk == handed[1].pk
+    pair = handed[0]
+    alice_graded, let_alice_commit = threading.Event(), threading.Event()
+    outcome = {}
+
+    def alice_grades_and_waits_to_commit():
+        try:
+            with transaction.atomic():
+                grade(alice, project, pair)
+                alice_graded.set()
+                assert let_alice_commit.wait(timeout=30)
+        finally:
+            connection.close()
+
+    def bob_grades():
+        try:
+            outcome["bob"] = grade(bob, project, pair).grade
+        except PairComplete as refusal:
+            outcome["bob"] = refusal.messages[0]
+        finally:
+            connection.close()
+
+    first = threading.Thread(target=alice_grades_and_waits_to_commit)
+    first.start()
+    assert alice_graded.wait(timeout=30)
+    second = threading.Thread(target=bob_grades)
+    second.start()
+    try:
+        wait_until_a_session_waits_for_a_row_lock()
+    finally:
+        let_alice_commit.set()
+        first.join(timeout=30)
+        second.join(timeout=30)
+    assert outcome == {"bob": 2}
+    assert grades_per_pair(project) == {(pair.query_id, pair.document_id): 2}
+
+
+def wait_until_a_session_waits_for_a_row_lock(timeout: float = 30) -> None:
+    """Block until another session of this database waits for a lock (bob's grade
+    queued behind alice's open transaction)."""
+    waiting = threading.Event()
+    with connection.cursor() as cursor:
+        for _ in range(int(timeout / 0.05)):
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            )
+            if cursor.fetchone()[0]:
+                return
+            waiting.wait(0.05)
+    raise AssertionError("bob's grade never waited for alice's")
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_at_scale_raters_grading_handed_pairs_are_never_refused():
+    """3,000 pairs: twenty raters grade 25 handed pairs each, never refused, and no pair
+    takes more than its two grades."""
+    project = project_with_pairs(queries=300, hits_per_query=10, judges_per_pair=2)
+    raters = raters_named("scale", 20)
+    refused, ran_out = grade_what_the_queue_hands_out(raters, project, rounds=25)
+    assert refused == []
+    assert ran_out == []  # Thousands of pairs are still open: nobody is told "done".
+    per_pair = grades_per_pair(project)
+    assert sum(per_pair.values()) == 20 * 25
+    assert max(per_pair.values()) == 2
+    assert_pool_matches_the_log(project)
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_raters_asking_at_once_are_never_told_the_queue_is_empty_while_pairs_are_open():
+    """Twenty raters ask for a pair sixty times each, at once, on 3,000 open pairs.
+
+    A pick can be out of date by the time its pair is locked (other raters' leases
+    committed meanwhile took the pair's slot); each such miss is another rater's lease,
+    so the queue tries the next pair rather than saying it is empty.
+    """
+    project = project_with_pairs(queries=300, hits_per_query=10, judges_per_pair=1)
+    raters = raters_named("asker", 20)
+    empty = []
+
+    def ask_again_and_again(rater):
+        for number in range(60):
+            if queue_next_pair(rater=rater, project=project) is None:
+                empty.append(f"{rater.username}, ask {number}")
+
+    at_once(raters, ask_again_and_again)
+    assert empty == []
+    leases = QueueLease.objects.values_list("query_id", "document_id")
+    assert len(leases) == len(set(leases)) == 20  # One slot per pair, one pair per rater.
