@@ -390,8 +390,8 @@ class Judgement(models.Model):
         IMPORT = "import", "import"
         DEMO = "demo", "demo data"
         GENERATED = "generated", "generated load"
-        # A machine judge's answer (machinejudges): out of every human number (migration
-        # 0015) until machine grades may enter the consensus.
+        # A machine judge's answer (judgements.machine): out of every human number
+        # (HUMAN_EVENT_SQL, migration 0018); the project's gate may admit it.
         MACHINE = "machine", "machine judge"
         # An analyst's own grade replacing a machine judge's on one pair: a human event.
         OVERRULE = "overrule", "analyst's overrule of a machine grade"
@@ -842,3 +842,15 @@ class QueueSkip(models.Model):
 
     def __str__(self) -> str:
         return f"{self.rater} skipped {self.query_id}/{self.document_id} at {self.skipped_at}"
+
+
+# Machine judges (issue 17) live in their own module; imported here so that they are
+# models of this app.
+from judgements.machine.models import (  # noqa: E402, F401
+    MachineAnswer,
+    MachineCanary,
+    MachineGate,
+    MachineJudge,
+    MachineRun,
+    MachineRunItem,
+)

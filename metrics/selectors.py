@@ -16,12 +16,13 @@ from judgements.querysets import HUMAN_EVENT_SQL
 from metrics.core.consensus import POLICIES, consensus
 from metrics.core.segments import offsets_from_lengths, sorted_lookup
 
-# Whether the trigger-kept tables hold the state as of %(as_of)s: no event of the project
-# is dated later.
-CURRENT_SQL = """NOT EXISTS (
+# Whether the trigger-kept tables hold the state as of %(as_of)s: no human event of the
+# project is dated later (machine judges' events change none of them).
+CURRENT_SQL = f"""NOT EXISTS (
       SELECT FROM judgements_judgement later
       JOIN judgements_query query ON query.id = later.query_id
-      WHERE query.project_id = %(project)s AND later.created_at > %(as_of)s)"""
+      WHERE query.project_id = %(project)s AND later.created_at > %(as_of)s
+        AND {HUMAN_EVENT_SQL.format(alias="later")})"""
 
 # The present state: judgements_pairgrade (migration 0005) holds each pair's count of
 # current grades and consensus under every policy after every event in the log. That is

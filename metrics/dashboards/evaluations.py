@@ -197,7 +197,7 @@ def series_holds_at(project: Project, newest: dt.datetime) -> dt.datetime | None
     A refresh writes only the queries whose judgements changed, so every query's
     latest point holds as of the newest moment, unless a judgement came later.
     """
-    if Judgement.objects.for_project(project).filter(created_at__gt=newest).exists():
+    if Judgement.objects.for_project(project).human().filter(created_at__gt=newest).exists():
         return None
     # A bucket ends on the next boundary, which may be ahead of the clock; the
     # values hold as of now, since nothing was recorded after it.
