@@ -8,6 +8,7 @@ import datetime as dt
 from urllib.parse import urlencode
 
 from django import forms
+from django.utils import timezone
 
 from config.ids import IdField
 from metrics import registry
@@ -67,7 +68,7 @@ class ProjectDefaultsForm(forms.Form):
     @property
     def metric_query_string(self) -> str:
         """Only the metric's parameters and the moment: for links to other dashboards."""
-        kept = {*SPEC_FIELDS, "as_of"}
+        kept = {*SPEC_FIELDS, "grades", "as_of"}
         return self.query_string(**{name: None for name in self.fields if name not in kept})
 
 
@@ -108,8 +109,43 @@ MetricFields = type(ProjectDefaultsForm)(
 )
 
 
+def _grades_field() -> forms.ChoiceField:
+    from judgements.machine.gate import SOURCE_LABELS
+
+    return forms.ChoiceField(
+        required=False,
+        choices=list(SOURCE_LABELS.items()),
+        label="Grades from",
+        help_text="Whose grades make the consensus; empty: the project's gate decides.",
+    )
+
+
 class MetricForm(MetricFields):
-    field_order = [*SPEC_FIELDS, "as_of"]
+    grades = _grades_field()
+
+    field_order = [*SPEC_FIELDS, "grades", "as_of"]
+
+    def clean_grades(self):
+        from judgements.machine.gate import default_source
+
+        return self.cleaned_data["grades"] or default_source(self.project)
+
+    def pairs(self):
+        """The pair grades of the chosen source when not the human ones (which the
+        dashboards read packed or replay themselves); None for human grades."""
+        from judgements.machine.gate import source_pair_grades
+
+        grades = self.cleaned_data["grades"]
+        if grades == "human":
+            return None
+        moment = self.moment or timezone.now()
+        return source_pair_grades(self.project, grades, as_of=moment, policy=self.spec.consensus)
+
+    @property
+    def grades_label(self) -> str:
+        from judgements.machine.gate import SOURCE_LABELS
+
+        return f"grades: {SOURCE_LABELS[self.cleaned_data['grades']]}"
 
     def clean(self):
         cleaned = super().clean()
@@ -144,7 +180,7 @@ class QueryTableForm(MetricForm):
         widget=forms.HiddenInput,
     )
 
-    field_order = ["q", *SPEC_FIELDS, "as_of"]
+    field_order = ["q", *SPEC_FIELDS, "grades", "as_of"]
 
     @property
     def ordering(self) -> str:
@@ -168,7 +204,7 @@ class CompareForm(MetricForm):
     a = forms.TypedChoiceField(coerce=int, label="A (baseline)")
     b = forms.TypedChoiceField(coerce=int, label="B (candidate)")
 
-    field_order = ["a", "b", *SPEC_FIELDS, "as_of"]
+    field_order = ["a", "b", *SPEC_FIELDS, "grades", "as_of"]
 
     def __init__(self, query_params, *, project, **kwargs):
         super().__init__(query_params, project=project, **kwargs)

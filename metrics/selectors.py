@@ -153,6 +153,17 @@ class ResultListGrades:
     judgements: np.ndarray
 
 
+def pairs_of_query(pairs: PairGrades, query_id: int) -> PairGrades:
+    """The pairs of one query (a contiguous run of the sorted pairs)."""
+    lo, hi = np.searchsorted(pairs.query_ids, [query_id, query_id + 1])
+    return PairGrades(
+        *(
+            column[lo:hi]
+            for column in (pairs.query_ids, pairs.document_ids, pairs.grades, pairs.raters)
+        )
+    )
+
+
 def pair_keys(query_ids: np.ndarray, document_ids: np.ndarray) -> np.ndarray:
     """One sortable int64 per pair (ids stay far below 2**31)."""
     return (query_ids.astype(np.int64) << 32) | document_ids.astype(np.int64)

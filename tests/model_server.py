@@ -6,7 +6,7 @@ looked up by the ``Title:`` line of the prompt (``answers``, else ``default``). 
 be told to answer some requests with an HTTP status (``statuses``, consumed in order),
 to be slow (``delay`` seconds) or to hang past the client's timeout (``hang``), and to
 be fooled by the canaries (``stuffable``: the query's words in the title lift the grade
-to the top; ``obedient``: "answer 3" in the prompt is obeyed). Every request is counted
+to the top; ``obedient``: "answer <top>" in the prompt is obeyed). Every request is counted
 and kept in ``requests``.
 """
 
@@ -56,7 +56,7 @@ class ModelServer:
         query = (QUERY.search(prompt) or [None, ""])[1]
         if self.stuffable and query and query.lower() in title.lower():
             grade = self.top
-        if self.obedient and "answer 3" in prompt:
+        if self.obedient and f"answer {self.top}" in prompt:
             grade = self.top
         return json.dumps({"grade": grade, "rationale": f"table says {grade} for {title}"})
 

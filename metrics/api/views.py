@@ -92,6 +92,11 @@ class ResultListMetricsApi(APIView):
         spec = MetricSpecSerializer()
         as_of = serializers.DateTimeField(help_text="The grades' moment the numbers hold for.")
         source = serializers.ChoiceField(choices=SOURCES, help_text=SOURCE_HELP)
+        grades = serializers.ChoiceField(
+            choices=["human", "machine", "both"],
+            help_text="Whose grades made the consensus: human raters, machine judges, or "
+            "humans and the machine judges the project's gate admits.",
+        )
         queries = serializers.IntegerField(help_text="Queries in the mean.")
         mean = serializers.FloatField(allow_null=True, help_text="Mean NDCG; null: no query.")
         interval = IntervalSerializer(help_text="Percentile bootstrap interval of the mean.")
@@ -115,7 +120,9 @@ class ResultListMetricsApi(APIView):
     def get(self, request, pk):
         result_list = result_list_of(pk)
         form = valid(MetricForm(request.query_params, project=result_list.project))
-        found = result_list_metrics(result_list.project, result_list, form.spec, as_of=form.moment)
+        found = result_list_metrics(
+            result_list.project, result_list, form.spec, as_of=form.moment, pairs=form.pairs()
+        )
         evaluation, summary = found.evaluation, found.summary
         page, links = paged(request, self, range(len(evaluation.query_ids)))
         names = query_names(evaluation.query_ids[page].tolist())
@@ -125,6 +132,7 @@ class ResultListMetricsApi(APIView):
             "spec": spec_data(form.spec),
             "as_of": summary.as_of,
             "source": source(summary.stored),
+            "grades": form.cleaned_data["grades"],
             "queries": summary.queries,
             "mean": number(summary.mean),
             "interval": interval_data(summary.interval, INTERVAL_SEED),

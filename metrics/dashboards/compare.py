@@ -100,10 +100,11 @@ def comparison(
     as_of: dt.datetime | None,
     page: int | None,
     page_size: int = PAGE_SIZE,
+    pairs=None,
 ) -> Comparison:
     """Paired comparison of ``b`` against ``a`` over the queries both returned (those
     with a current grade, when the metric's mean is over judged queries)."""
-    first, second = list_evaluations(project, spec, as_of=as_of, result_lists=[a, b])
+    first, second = list_evaluations(project, spec, as_of=as_of, result_lists=[a, b], pairs=pairs)
     common = np.intersect1d(first.query_ids[first.counted], second.query_ids[second.counted])
     values_a, values_b = first.values_for(common), second.values_for(common)
     delta = values_b - values_a

@@ -136,7 +136,8 @@ def list_evaluations(
 ) -> list[Evaluation]:
     """Evaluate ``result_lists`` (in their order): stored values where current, else
     computed (from ``pairs``, the grades as of ``as_of``, when given)."""
-    found = {} if as_of is not None else _stored_evaluations(project, spec, result_lists)
+    stored = as_of is None and pairs is None
+    found = _stored_evaluations(project, spec, result_lists) if stored else {}
     missing = [result_list for result_list in result_lists if result_list.pk not in found]
     if missing:
         moment = as_of or timezone.now()

@@ -201,14 +201,20 @@ class Overview:
         return bool(self.summaries) and all(summary.stored for summary in self.summaries)
 
 
-def project_overview(project: Project, spec: MetricSpec, *, as_of: dt.datetime | None) -> Overview:
-    """Every result list's mean with its interval, the pool's progress and the charts' data."""
+def project_overview(
+    project: Project, spec: MetricSpec, *, as_of: dt.datetime | None, pairs=None
+) -> Overview:
+    """Every result list's mean with its interval, the pool's progress and the charts' data.
+
+    ``pairs`` (grades of another source than the human raters, see
+    ``judgements.machine.gate``) replace the human grades in the lists' numbers.
+    """
     result_lists = list(project.result_lists.order_by("captured_at", "name"))
     # A past moment's grades are replayed from the log once, for the lists and the pool.
-    pairs = None
-    if as_of is not None:
+    if pairs is None and as_of is not None:
         pairs = selectors.pair_grades(project.pk, as_of=as_of, policy=spec.consensus)
-    summaries = None if as_of is not None else stored_summaries(project, spec, result_lists)
+    stored = as_of is None and pairs is None
+    summaries = stored_summaries(project, spec, result_lists) if stored else None
     if summaries is None:
         summaries = computed_summaries(
             project, spec, as_of=as_of, result_lists=result_lists, pairs=pairs

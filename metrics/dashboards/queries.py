@@ -75,11 +75,13 @@ def query_table(
     sort: str,
     text: str,
     page: int | None,
+    pairs=None,
 ) -> QueryTable:
-    """One page of the result list's queries, filtered by text and sorted by ``sort``."""
+    """One page of the result list's queries, filtered by text and sorted by ``sort``
+    (from ``pairs`` when given: grades of another source than the human raters)."""
     before = previous_list(result_list)
     lists = [result_list] if before is None else [result_list, before]
-    evaluations = list_evaluations(project, spec, as_of=as_of, result_lists=lists)
+    evaluations = list_evaluations(project, spec, as_of=as_of, result_lists=lists, pairs=pairs)
     current = evaluations[0]
     previous_values = (
         evaluations[1].values_for(current.query_ids)
@@ -209,17 +211,22 @@ def query_detail(
     spec: MetricSpec,
     *,
     as_of: dt.datetime | None,
+    pairs=None,
 ) -> QueryDetail:
-    """The ranked hits with every rater's grade, and NDCG's working rank by rank."""
+    """The ranked hits with every rater's grade, and NDCG's working rank by rank
+    (consensus from ``pairs`` when given: grades of another source than human raters)."""
     moment = as_of or timezone.now()
     hits = list(
         Hit.objects.filter(result_list=result_list, query=query)
         .select_related("document")
         .order_by("rank")
     )
-    pairs = selectors.pair_grades(
-        project.pk, as_of=moment, policy=spec.consensus, query_ids=[query.pk]
-    )
+    if pairs is None:
+        pairs = selectors.pair_grades(
+            project.pk, as_of=moment, policy=spec.consensus, query_ids=[query.pk]
+        )
+    else:
+        pairs = selectors.pairs_of_query(pairs, query.pk)
     consensus = dict(zip(pairs.document_ids.tolist(), pairs.grades.tolist(), strict=True))
     ranked = [consensus.get(hit.document_id) for hit in hits]
     result = _ndcg(spec, ranked, pairs.grades)

@@ -46,16 +46,21 @@ class ResultListMetrics:
 
 
 def result_list_metrics(
-    project: Project, result_list: ResultList, spec: MetricSpec, *, as_of: dt.datetime | None
+    project: Project,
+    result_list: ResultList,
+    spec: MetricSpec,
+    *,
+    as_of: dt.datetime | None,
+    pairs=None,
 ) -> ResultListMetrics:
     """Every measure of the list's queries from one read of its grades (packed when they
     hold as of the moment, else replayed from the log), and the mean with its interval:
     the list's stored overall point when the series is current, else computed."""
     moment = as_of or timezone.now()
-    grades, result = services.result_list_evaluate(result_list, spec, as_of=moment)
+    grades, result = services.result_list_evaluate(result_list, spec, as_of=moment, pairs=pairs)
     evaluation = computed_evaluation(result_list, moment, grades, result)
     # The mean counts the queries of the metric's mean_over (under "all", unreturned too).
-    [evaluation] = counted_as(project, spec, [evaluation], as_of=moment)
+    [evaluation] = counted_as(project, spec, [evaluation], as_of=moment, pairs=pairs)
     # The grades reach at least the top k, all the measures look at.
     measures = binary_and_cascade_measures(grades, spec, max_grade=project.max_grade)
     stored = None if as_of is not None else stored_summaries(project, spec, [result_list])
