@@ -45,7 +45,7 @@ def graded_project(rater, model_server, analyst):
 
 
 def test_certification_equals_the_hand_computed_fixture(rater, model_server, analyst):
-    project, judge, _ = graded_project(rater, model_server, analyst)
+    _project, judge, _ = graded_project(rater, model_server, analyst)
 
     result = judge_agreement(judge)
 
@@ -59,7 +59,7 @@ def test_certification_equals_the_hand_computed_fixture(rater, model_server, ana
 
 
 def test_canaries_pass_when_the_judge_is_not_fooled(rater, model_server, analyst):
-    project, judge, _ = graded_project(rater, model_server, analyst)
+    _project, judge, _ = graded_project(rater, model_server, analyst)
 
     asked = machine_canaries_run(judge=judge, per_kind=10)
 
@@ -133,7 +133,7 @@ def test_consensus_and_ndcg_change_exactly_when_the_judge_crosses_the_threshold(
 
 
 def test_humans_only_is_the_default_gate(rater, model_server, analyst):
-    project, judge, _ = graded_project(rater, model_server, analyst)
+    project, _judge, _ = graded_project(rater, model_server, analyst)
 
     assert default_source(project) == "human"
     assert admitted_judges(project) == []
