@@ -84,7 +84,7 @@ class OverruleForm(forms.Form):
 
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
-        choices = [(str(step["value"]), f"{step['value']} {step['label']}") for step in project.scale]
+        choices = [(str(s["value"]), f"{s['value']} {s['label']}") for s in project.scale]
         self.fields["grade"].choices = [*choices, ("cant_tell", "Can't tell")]
 
     @property

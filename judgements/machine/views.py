@@ -32,7 +32,8 @@ def judges(request, slug):
         for judge in project.machine_judges.order_by("name")
     ]
     ctx = {"project": project, "form": form, "gate_form": gate_form, "rows": rows}
-    return render(request, "judgements/machine/judges.html", ctx, status=400 if form.errors else 200)
+    status = 400 if form.errors else 200
+    return render(request, "judgements/machine/judges.html", ctx, status=status)
 
 
 @role_required(Role.ANALYST)

@@ -121,7 +121,7 @@ def test_a_bad_budget_starts_nothing_and_says_why(charlie, model_server):
         follow=True,
     )
 
-    message = str(list(response.context["messages"])[0])
+    message = str(next(iter(response.context["messages"])))
     assert message.startswith("No run was started: max_pairs: A budget of pairs is at least 1.")
     assert not MachineRun.objects.exists()
 
