@@ -105,8 +105,14 @@ def machine_canaries_run(*, judge: MachineJudge, per_kind: int = PER_KIND) -> in
                 cost=judge.cost(reply.tokens_in, reply.tokens_out),
             )
         finally:
-            connection.close()
+            if not judge.demo:
+                connection.close()
 
+    if judge.demo:
+        # The demo rule asks no server: this thread, inside the caller's transaction.
+        for item in chosen:
+            ask(item)
+        return len(chosen)
     with ThreadPoolExecutor(max_workers=judge.concurrency) as pool:
         list(pool.map(ask, chosen))
     return len(chosen)

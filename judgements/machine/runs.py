@@ -22,7 +22,6 @@ from decimal import Decimal
 
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from judgements.machine import client as model_client
@@ -30,7 +29,6 @@ from judgements.machine.demo import demo_reply
 from judgements.machine.prompting import Pair, prompt_version, render
 from judgements.models import (
     Judgement,
-    MachineAnswer,
     MachineJudge,
     MachineRun,
     MachineRunItem,
@@ -41,6 +39,13 @@ logger = logging.getLogger(__name__)
 # How long a thread waits before asking again when the judge's concurrency is used up
 # by other tasks' threads.
 BUSY_WAIT_SECONDS = 0.05
+
+# A claim and a record are two commits per pair. Without waiting for their WAL flush, a
+# crash can lose the last few (PostgreSQL stays consistent: each is lost whole); a lost
+# claim or a lost answer leaves its pair claimed, and it is asked again once the claim's
+# lease ends. Waiting for the flush cost more than the model's own answer from a local
+# server (tests/bench/bench_machine_judges.py).
+ASYNC_COMMIT_SQL = "SET synchronous_commit TO off"
 
 # The pool pairs a new run takes, in the queue's order: those the judge has no current
 # grade on (a can't tell, such as a failure, is asked again).
@@ -135,9 +140,12 @@ class Claim:
     pair: Pair
 
 
-def machine_run_work(run_id: int) -> str:
+def machine_run_work(run_id: int, *, recorded_at: dt.datetime | None = None) -> str:
     """The task's work: keep the judge's concurrency of threads asking until the run is
-    done, paused or out of budget. Returns the run's status as it left it."""
+    done, paused or out of budget. Returns the run's status as it left it.
+
+    ``recorded_at`` dates every answer (the demo's, which predate its raters' grades);
+    by default each is dated when it is recorded."""
     run = MachineRun.objects.select_related("judge__project").get(pk=run_id)
     judge = run.judge
     try:
@@ -148,6 +156,12 @@ def machine_run_work(run_id: int) -> str:
         )
         return MachineRun.Status.PAUSED
     context = _Context(judge, client, run.pk)
+    context.recorded_at = recorded_at
+    if judge.demo:
+        # The demo rule asks no server: one loop in this thread, on its connection (and
+        # inside the caller's transaction, as load_demo's tests hold one).
+        _loop(context)
+        return MachineRun.objects.values_list("status", flat=True).get(pk=run.pk)
     with ThreadPoolExecutor(max_workers=judge.concurrency) as pool:
         for future in [pool.submit(_thread, context) for _ in range(judge.concurrency)]:
             future.result()
@@ -161,23 +175,31 @@ class _Context:
         self.scale, self.guidelines = project.scale, project.guidelines
         self.grades = project.grade_values
         self.version = prompt_version(judge.prompt_template)
+        self.recorded_at: dt.datetime | None = None
         self.lease = dt.timedelta(seconds=judge.timeout_seconds * (judge.max_retries + 1) + 60)
 
 
 def _thread(context: _Context) -> None:
-    """One thread's loop: claim, ask, record, until no claim is left to make."""
+    """One thread's loop, on a connection of its own that it closes at the end."""
     try:
-        while True:
-            claim = _claim(context)
-            if claim == "busy":
-                time.sleep(BUSY_WAIT_SECONDS)
-                continue
-            if claim is None:
-                return
-            reply = _ask(context, claim.pair)
-            _record(context, claim, reply)
+        with connection.cursor() as cursor:
+            cursor.execute(ASYNC_COMMIT_SQL)
+        _loop(context)
     finally:
         connection.close()
+
+
+def _loop(context: _Context) -> None:
+    """Claim, ask, record, until no claim is left to make."""
+    while True:
+        claim = _claim(context)
+        if claim == "busy":
+            time.sleep(BUSY_WAIT_SECONDS)
+            continue
+        if claim is None:
+            return
+        reply = _ask(context, claim.pair)
+        _record(context, claim, reply)
 
 
 def _ask(context: _Context, pair: Pair) -> model_client.Reply:
@@ -189,21 +211,42 @@ def _ask(context: _Context, pair: Pair) -> model_client.Reply:
     return model_client.ask(context.client, context.judge, prompt, context.grades)
 
 
-IN_FLIGHT_SQL = """
-SELECT count(*) FROM judgements_machinerunitem
-WHERE run_id = %(run)s AND status = 'claimed' AND claimed_at > %(stale)s
+# The run's row, locked while a claim is made, so that the claims of every task's
+# threads take turns: the count of claims in flight that follows (a new statement, so a
+# new snapshot) sees every claim committed before.
+RUN_LOCK_SQL = """
+SELECT run.status = 'running', run.max_cost IS NOT NULL AND run.cost >= run.max_cost
+FROM judgements_machinerun run WHERE run.id = %(run)s
+FOR UPDATE
 """
-NEXT_ITEM_SQL = """
-SELECT item.id, query.text, query.description, document.title, document.url,
-       document.snippet, document.fields
-FROM judgements_machinerunitem item
-JOIN judgements_query query ON query.id = item.query_id
-JOIN judgements_document document ON document.id = item.document_id
-WHERE item.run_id = %(run)s
-  AND (item.status = 'pending' OR (item.status = 'claimed' AND item.claimed_at <= %(stale)s))
-ORDER BY item.position
-LIMIT 1
-FOR UPDATE OF item SKIP LOCKED
+# The next pair, claimed, with what the prompt needs of it, while fewer claims than the
+# judge's concurrency are in flight: one statement, one round trip.
+CLAIM_SQL = """
+WITH busy AS (
+    SELECT count(*) AS claims FROM judgements_machinerunitem
+    WHERE run_id = %(run)s AND status = 'claimed' AND claimed_at > %(stale)s
+),
+next AS (
+    SELECT item.id FROM judgements_machinerunitem item
+    WHERE item.run_id = %(run)s
+      AND (item.status = 'pending' OR (item.status = 'claimed' AND item.claimed_at <= %(stale)s))
+      AND (SELECT claims FROM busy) < %(concurrency)s
+    ORDER BY item.position
+    LIMIT 1
+    FOR UPDATE OF item SKIP LOCKED
+),
+claimed AS (
+    UPDATE judgements_machinerunitem item
+    SET status = 'claimed', claim = %(token)s, claimed_at = %(now)s
+    FROM next WHERE item.id = next.id
+    RETURNING item.id, item.query_id, item.document_id
+)
+SELECT claimed.id, query.text, query.description, document.title, document.url,
+       document.snippet, document.fields, (SELECT claims FROM busy)
+FROM (SELECT 1) AS one
+LEFT JOIN claimed ON true
+LEFT JOIN judgements_query query ON query.id = claimed.query_id
+LEFT JOIN judgements_document document ON document.id = claimed.document_id
 """
 
 
@@ -211,29 +254,29 @@ FOR UPDATE OF item SKIP LOCKED
 def _claim(context: _Context) -> Claim | str | None:
     """The next pair to ask about, claimed; "busy" while the judge's concurrency is used
     up; None once the run is paused, out of budget or has no pair left to hand out."""
-    run = MachineRun.objects.select_for_update().get(pk=context.run_id)
-    if run.status != MachineRun.Status.RUNNING:
-        return None
-    if run.max_cost is not None and run.cost >= run.max_cost:
-        _stop_for_budget(run)
-        return None
-    now = timezone.now()
-    params = {"run": run.pk, "stale": now - context.lease}
+    params = {
+        "run": context.run_id,
+        "stale": timezone.now() - context.lease,
+        "concurrency": context.judge.concurrency,
+        "token": uuid.uuid4(),
+        "now": timezone.now(),
+    }
     with connection.cursor() as cursor:
-        cursor.execute(IN_FLIGHT_SQL, params)
-        if cursor.fetchone()[0] >= context.judge.concurrency:
-            return "busy"
-        cursor.execute(NEXT_ITEM_SQL, params)
-        row = cursor.fetchone()
-    if row is None:
-        _finish_if_done(run)
-        return None
-    item_id, *fields = row
-    token = uuid.uuid4()
-    MachineRunItem.objects.filter(pk=item_id).update(
-        status=MachineRunItem.Status.CLAIMED, claim=token, claimed_at=now
-    )
-    return Claim(item_id, token, Pair(*fields))
+        cursor.execute(RUN_LOCK_SQL, params)
+        running, spent = cursor.fetchone()
+        if not running:
+            return None
+        if spent:
+            _stop_for_budget(MachineRun.objects.get(pk=context.run_id))
+            return None
+        cursor.execute(CLAIM_SQL, params)
+        item_id, *fields, claims = cursor.fetchone()
+    if item_id is not None:
+        return Claim(item_id, params["token"], Pair(*fields))
+    if claims >= context.judge.concurrency:
+        return "busy"
+    _finish_if_done(MachineRun.objects.get(pk=context.run_id))
+    return None
 
 
 def _stop_for_budget(run: MachineRun) -> None:
@@ -256,49 +299,72 @@ def _finish_if_done(run: MachineRun) -> None:
         run.save(update_fields=["status", "finished_at"])
 
 
-@transaction.atomic
+# The answer, if its claim still stands: the item done, the event, what stands behind it
+# and the run's counters, in one statement (atomic by itself, one round trip).
+RECORD_SQL = """
+WITH item AS (
+    UPDATE judgements_machinerunitem
+    SET status = 'done'
+    WHERE id = %(item)s AND claim = %(token)s AND status = 'claimed'
+    RETURNING query_id, document_id
+),
+event AS (
+    INSERT INTO judgements_judgement
+        (query_id, document_id, rater_id, kind, grade, note, created_at, source)
+    SELECT item.query_id, item.document_id, %(rater)s, %(kind)s, %(grade)s, %(note)s,
+           %(now)s, 'machine'
+    FROM item
+    RETURNING id
+),
+answer AS (
+    INSERT INTO judgements_machineanswer
+        (judgement_id, judge_id, run_id, model, prompt_version, rationale, error, attempts,
+         tokens_in, tokens_out, latency_ms, cost)
+    SELECT event.id, %(judge)s, %(run)s, %(model)s, %(version)s, %(rationale)s, %(error)s,
+           %(attempts)s, %(tokens_in)s, %(tokens_out)s, %(latency_ms)s, %(cost)s
+    FROM event
+),
+counted AS (
+    UPDATE judgements_machinerun
+    SET graded = graded + %(graded)s, failed = failed + 1 - %(graded)s,
+        tokens_in = tokens_in + %(tokens_in)s, tokens_out = tokens_out + %(tokens_out)s,
+        cost = cost + %(cost)s
+    WHERE id = %(run)s AND EXISTS (SELECT FROM item)
+)
+SELECT count(*) FROM item
+"""
+
+
 def _record(context: _Context, claim: Claim, reply: model_client.Reply) -> bool:
-    """Record the answer as an event, if the claim still stands; False if it was lost."""
-    item = (
-        MachineRunItem.objects.select_for_update()
-        .filter(pk=claim.item_id, claim=claim.token, status=MachineRunItem.Status.CLAIMED)
-        .first()
-    )
-    if item is None:
-        logger.warning("Run %s: a late answer on item %s was dropped", context.run_id, claim)
-        return False
+    """Record the answer as an event, if the claim still stands; False if it was lost
+    (another worker took the pair over after the claim's lease ended)."""
     judge = context.judge
-    cost = judge.cost(reply.tokens_in, reply.tokens_out)
-    event = Judgement.objects.create(
-        query_id=item.query_id,
-        document_id=item.document_id,
-        rater_id=judge.rater_id,
-        kind=Judgement.Kind.GRADE if reply.grade is not None else Judgement.Kind.CANT_TELL,
-        grade=reply.grade,
-        note=reply.error[:500],
-        source=Judgement.Source.MACHINE,
-    )
-    MachineAnswer.objects.create(
-        judgement=event,
-        judge=judge,
-        run_id=context.run_id,
-        model=judge.model,
-        prompt_version=context.version,
-        rationale=reply.rationale,
-        error=reply.error,
-        attempts=reply.attempts,
-        tokens_in=reply.tokens_in,
-        tokens_out=reply.tokens_out,
-        latency_ms=reply.latency_ms,
-        cost=cost,
-    )
-    item.status = MachineRunItem.Status.DONE
-    item.save(update_fields=["status"])
-    counted = "graded" if reply.grade is not None else "failed"
-    MachineRun.objects.filter(pk=context.run_id).update(
-        **{counted: F(counted) + 1},
-        tokens_in=F("tokens_in") + reply.tokens_in,
-        tokens_out=F("tokens_out") + reply.tokens_out,
-        cost=F("cost") + cost,
-    )
-    return True
+    graded = reply.grade is not None
+    params = {
+        "item": claim.item_id,
+        "token": claim.token,
+        "rater": judge.rater_id,
+        "kind": Judgement.Kind.GRADE if graded else Judgement.Kind.CANT_TELL,
+        "grade": reply.grade,
+        "note": reply.error[:500],
+        "now": context.recorded_at or timezone.now(),
+        "judge": judge.pk,
+        "run": context.run_id,
+        "model": judge.model,
+        "version": context.version,
+        "rationale": reply.rationale,
+        "error": reply.error,
+        "attempts": reply.attempts,
+        "tokens_in": reply.tokens_in,
+        "tokens_out": reply.tokens_out,
+        "latency_ms": reply.latency_ms,
+        "cost": judge.cost(reply.tokens_in, reply.tokens_out),
+        "graded": int(graded),
+    }
+    # One statement: atomic by itself, and in autocommit one round trip, no BEGIN.
+    with connection.cursor() as cursor:
+        cursor.execute(RECORD_SQL, params)
+        recorded = cursor.fetchone()[0] == 1
+    if not recorded:
+        logger.warning("Run %s: a late answer on item %s was dropped", context.run_id, claim)
+    return recorded

@@ -5,7 +5,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from judgements.models import Document, Hit, Judgement, Project, Query, ResultList
+from judgements.models import Document, Hit, Judgement, Project, Query, QueuePair, ResultList
 from judgements.roles import Role, has_role
 from judgements.services import DEMO_PASSWORD
 
@@ -22,8 +22,12 @@ def test_it_loads_a_realistic_project(db):
     assert project.queries.count() >= 30
     assert project.documents.count() >= 300
     assert project.result_lists.count() == 2
-    raters = Judgement.objects.values("rater__username").distinct().count()
+    raters = Judgement.objects.human().values("rater__username").distinct().count()
     assert raters == 3
+    # And a demo machine judge (a word-overlap rule) that graded the whole pool.
+    (judge,) = project.machine_judges.all()
+    pool = QueuePair.objects.filter(project=project).count()
+    assert judge.demo and judge.runs.get().graded == pool > 0
 
 
 def test_running_it_twice_changes_nothing(db):

@@ -498,7 +498,7 @@ def assert_pool_matches_the_log(project):
         if hit.rank <= project.pool_depth or pair in wanted:
             best[pair] = min(best.get(pair, hit.rank), hit.rank)
     answers = {}
-    for event in Judgement.objects.for_project(project).latest_per_rater():
+    for event in Judgement.objects.for_project(project).human().latest_per_rater():
         if event.kind != "retract":
             day = event.created_at.astimezone(dt.UTC).date().isoformat()
             answers.setdefault((event.query_id, event.document_id), {})[event.rater_id] = (

@@ -140,7 +140,7 @@ def test_a_judgement_newer_than_the_stored_series_makes_the_page_compute(demo):
     before = list_evaluations(demo, spec, as_of=None, result_lists=[result_list])[0]
     later = before.as_of + dt.timedelta(days=2)
     with time_machine.travel(later, tick=False):
-        for rater in Judgement.objects.values_list("rater", flat=True).distinct():
+        for rater in Judgement.objects.human().values_list("rater", flat=True).distinct():
             JudgementFactory(query=hit.query, document=hit.document, rater_id=rater, grade=0)
         after = list_evaluations(demo, spec, as_of=None, result_lists=[result_list])[0]
 
