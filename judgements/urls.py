@@ -34,33 +34,35 @@ urlpatterns = [
     ),
     path("projects/<slug:slug>/judges/", machine.judges, name="machine_judges"),
     path("projects/<slug:slug>/judges/gate/", machine.gate_settings, name="machine_gate"),
-    path("projects/<slug:slug>/judges/<id:pk>/", machine.judge, name="machine_judge"),
+    path("projects/<slug:slug>/judges/<id:judge_id>/", machine.judge, name="machine_judge"),
     path(
-        "projects/<slug:slug>/judges/<id:pk>/progress/",
+        "projects/<slug:slug>/judges/<id:judge_id>/progress/",
         machine.run_progress,
         name="machine_progress",
     ),
-    path("projects/<slug:slug>/judges/<id:pk>/runs/", machine.run_start, name="machine_run"),
+    path("projects/<slug:slug>/judges/<id:judge_id>/runs/", machine.run_start, name="machine_run"),
     path(
-        "projects/<slug:slug>/judges/<id:pk>/runs/<id:run_id>/pause/",
+        "projects/<slug:slug>/judges/<id:judge_id>/runs/<id:run_id>/pause/",
         machine.run_pause,
         name="machine_pause",
     ),
     path(
-        "projects/<slug:slug>/judges/<id:pk>/runs/<id:run_id>/resume/",
+        "projects/<slug:slug>/judges/<id:judge_id>/runs/<id:run_id>/resume/",
         machine.run_resume,
         name="machine_resume",
     ),
     path(
-        "projects/<slug:slug>/judges/<id:pk>/overrule/", machine.overrule, name="machine_overrule"
+        "projects/<slug:slug>/judges/<id:judge_id>/overrule/",
+        machine.overrule,
+        name="machine_overrule",
     ),
     path(
-        "projects/<slug:slug>/judges/<id:pk>/certification/",
+        "projects/<slug:slug>/judges/<id:judge_id>/certification/",
         machine.certification_page,
         name="machine_certification",
     ),
     path(
-        "projects/<slug:slug>/judges/<id:pk>/canaries/",
+        "projects/<slug:slug>/judges/<id:judge_id>/canaries/",
         machine.canaries_run,
         name="machine_canaries",
     ),

@@ -213,7 +213,12 @@ def logged_pair_grades(
 ) -> PairGrades:
     """``pair_grades`` by replaying the judgement log up to ``as_of``."""
     params = {"project": project_id, "as_of": as_of, "queries": query_ids}
-    rows = _fetch(CURRENT_GRADES_SQL, params, columns=3)
+    return pairs_of_grades(_fetch(CURRENT_GRADES_SQL, params, columns=3), policy)
+
+
+def pairs_of_grades(rows: np.ndarray, policy: str) -> PairGrades:
+    """The consensus of each pair from rows of (query id, document id, grade), sorted by
+    pair: each rater's current grade, one row each."""
     queries, documents, grades = rows[:, 0], rows[:, 1], rows[:, 2].astype(np.float64)
     # A pair starts where the key changes; with no rows there is no first pair either.
     starts = np.flatnonzero(

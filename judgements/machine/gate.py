@@ -18,11 +18,8 @@ both
 
 import datetime as dt
 
-import numpy as np
-
 from judgements.models import MachineGate, MachineJudge, Project
 from metrics import selectors
-from metrics.core.consensus import consensus
 
 SOURCES = ("human", "machine", "both")
 SOURCE_LABELS = {
@@ -91,18 +88,6 @@ def source_pair_grades(
     else:
         judges = [judge.rater_id for judge in admitted_judges(project)]
     params = {"project": project.pk, "as_of": as_of, "humans": source == "both", "judges": judges}
-    return _consensus_of(selectors._fetch(CHOSEN_GRADES_SQL, params, columns=3), policy)
-
-
-def _consensus_of(rows: np.ndarray, policy: str) -> selectors.PairGrades:
-    queries, documents, grades = rows[:, 0], rows[:, 1], rows[:, 2].astype(np.float64)
-    starts = np.flatnonzero(
-        np.r_[len(rows) > 0, (queries[1:] != queries[:-1]) | (documents[1:] != documents[:-1])]
-    )
-    offsets = np.r_[starts, len(grades)]
-    return selectors.PairGrades(
-        query_ids=queries[starts],
-        document_ids=documents[starts],
-        grades=consensus(grades, offsets, policy),
-        raters=np.diff(offsets),
+    return selectors.pairs_of_grades(
+        selectors._fetch(CHOSEN_GRADES_SQL, params, columns=3), policy
     )

@@ -140,12 +140,9 @@ class Claim:
     pair: Pair
 
 
-def machine_run_work(run_id: int, *, recorded_at: dt.datetime | None = None) -> str:
+def machine_run_work(run_id: int) -> str:
     """The task's work: keep the judge's concurrency of threads asking until the run is
-    done, paused or out of budget. Returns the run's status as it left it.
-
-    ``recorded_at`` dates every answer (the demo's, which predate its raters' grades);
-    by default each is dated when it is recorded."""
+    done, paused or out of budget. Returns the run's status as it left it."""
     run = MachineRun.objects.select_related("judge__project").get(pk=run_id)
     judge = run.judge
     try:
@@ -156,7 +153,6 @@ def machine_run_work(run_id: int, *, recorded_at: dt.datetime | None = None) -> 
         )
         return MachineRun.Status.PAUSED
     context = _Context(judge, client, run.pk)
-    context.recorded_at = recorded_at
     if judge.demo:
         # The demo rule asks no server: one loop in this thread, on its connection (and
         # inside the caller's transaction, as load_demo's tests hold one).
@@ -175,7 +171,6 @@ class _Context:
         self.scale, self.guidelines = project.scale, project.guidelines
         self.grades = project.grade_values
         self.version = prompt_version(judge.prompt_template)
-        self.recorded_at: dt.datetime | None = None
         self.lease = dt.timedelta(seconds=judge.timeout_seconds * (judge.max_retries + 1) + 60)
 
 
@@ -347,7 +342,7 @@ def _record(context: _Context, claim: Claim, reply: model_client.Reply) -> bool:
         "kind": Judgement.Kind.GRADE if graded else Judgement.Kind.CANT_TELL,
         "grade": reply.grade,
         "note": reply.error[:500],
-        "now": context.recorded_at or timezone.now(),
+        "now": timezone.now(),
         "judge": judge.pk,
         "run": context.run_id,
         "model": judge.model,

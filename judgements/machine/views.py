@@ -57,8 +57,8 @@ def _judge(slug: str, pk: int) -> MachineJudge:
 
 
 @role_required(Role.ANALYST)
-def judge(request, slug, pk):
-    judge = _judge(slug, pk)
+def judge(request, slug, judge_id):
+    judge = _judge(slug, judge_id)
     run = judge.runs.first()
     answers = (
         Judgement.objects.filter(rater=judge.rater)
@@ -78,9 +78,9 @@ def judge(request, slug, pk):
 
 
 @role_required(Role.ANALYST)
-def run_progress(request, slug, pk):
+def run_progress(request, slug, judge_id):
     """The judge's newest run, for the progress bar (JSON)."""
-    run = _judge(slug, pk).runs.first()
+    run = _judge(slug, judge_id).runs.first()
     if run is None:
         return JsonResponse({"status": None})
     return JsonResponse(
@@ -99,8 +99,8 @@ def run_progress(request, slug, pk):
 
 @role_required(Role.ANALYST)
 @require_POST
-def run_start(request, slug, pk):
-    judge = _judge(slug, pk)
+def run_start(request, slug, judge_id):
+    judge = _judge(slug, judge_id)
     form = RunForm(request.POST)
     if not form.is_valid():
         errors = "; ".join(f"{field}: {' '.join(e)}" for field, e in form.errors.items())
@@ -118,8 +118,8 @@ def run_start(request, slug, pk):
 
 @role_required(Role.ANALYST)
 @require_POST
-def run_pause(request, slug, pk, run_id):
-    run = get_object_or_404(MachineRun, pk=run_id, judge=_judge(slug, pk))
+def run_pause(request, slug, judge_id, run_id):
+    run = get_object_or_404(MachineRun, pk=run_id, judge=_judge(slug, judge_id))
     if not runs.machine_run_pause(run=run):
         messages.error(request, "Only a running run can be paused.")
     return redirect(run.judge)
@@ -127,8 +127,8 @@ def run_pause(request, slug, pk, run_id):
 
 @role_required(Role.ANALYST)
 @require_POST
-def run_resume(request, slug, pk, run_id):
-    run = get_object_or_404(MachineRun, pk=run_id, judge=_judge(slug, pk))
+def run_resume(request, slug, judge_id, run_id):
+    run = get_object_or_404(MachineRun, pk=run_id, judge=_judge(slug, judge_id))
     if not runs.machine_run_resume(run=run):
         messages.error(request, "Only a paused run can be resumed.")
     return redirect(run.judge)
@@ -136,8 +136,8 @@ def run_resume(request, slug, pk, run_id):
 
 @role_required(Role.ANALYST)
 @require_POST
-def overrule(request, slug, pk):
-    judge = _judge(slug, pk)
+def overrule(request, slug, judge_id):
+    judge = _judge(slug, judge_id)
     form = OverruleForm(request.POST, project=judge.project)
     if not form.is_valid():
         errors = "; ".join(f"{field}: {' '.join(e)}" for field, e in form.errors.items())
@@ -154,8 +154,8 @@ def overrule(request, slug, pk):
 
 
 @role_required(Role.ANALYST)
-def certification_page(request, slug, pk):
-    judge = _judge(slug, pk)
+def certification_page(request, slug, judge_id):
+    judge = _judge(slug, judge_id)
     project = judge.project
     result = certification.judge_agreement(judge)
     the_gate = gate.gate_of(project)
@@ -177,10 +177,10 @@ def certification_page(request, slug, pk):
 
 @role_required(Role.ANALYST)
 @require_POST
-def canaries_run(request, slug, pk):
+def canaries_run(request, slug, judge_id):
     from judgements.tasks import machine_canaries_task
 
-    judge = _judge(slug, pk)
+    judge = _judge(slug, judge_id)
     transaction.on_commit(lambda: machine_canaries_task.enqueue(judge.pk, 10))
     messages.success(request, "Canaries asked (ten of each kind, where gold pairs allow).")
-    return redirect("judgements:machine_certification", slug=slug, pk=pk)
+    return redirect("judgements:machine_certification", slug=slug, judge_id=judge_id)

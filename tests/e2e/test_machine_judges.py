@@ -13,10 +13,10 @@ from playwright.sync_api import expect
 
 from judgements.models import Judgement, MachineJudge
 from judgements.services import judgement_record
-from tests.config.test_production import database_url
+from tests.e2e.test_workspace import worker as _worker_fixture  # noqa: F401  (fixture "worker")
 from tests.machine.conftest import pool_project
 from tests.model_server import ModelServer
-from tests.processes import start, stop, tail
+from tests.processes import tail
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
@@ -29,21 +29,6 @@ def model_server():
     server = ModelServer().start()
     yield server
     server.stop()
-
-
-@pytest.fixture
-def worker(settings, tmp_path):
-    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
-    environment = {
-        **os.environ,
-        "DATABASE_URL": database_url(),
-        "TASKS_BACKEND": "database",
-        "DEBUG": "1",
-    }
-    command = ["manage.py", "db_worker", "--interval", "0.2", "--no-startup-delay", "--no-reload"]
-    process = start(command, environment, tmp_path / "worker.log")
-    yield process
-    stop(process)
 
 
 def log_in(page, username, password):

@@ -202,6 +202,26 @@ def test_dashboards_name_whose_grades_they_show(charlie, rater, model_server):
     assert machine.context["data"].summaries[0].mean == 1.0
 
 
+def test_the_metrics_api_takes_and_names_the_grades_source(charlie, rater, model_server):
+    project = pool_project(1, 2)
+    query, documents = project.queries.get(), project.documents.order_by("external_id")
+    judgement_record(rater=rater, query=query, document=documents[0], grade=0)
+    model_server.default = 3
+    judge = make_judge(project, model_server)
+    charlie.post(reverse("judgements:machine_run", args=[project.slug, judge.pk]), {})
+    url = f"/api/result-lists/{project.result_lists.get().pk}/metrics/"
+
+    human, machine = charlie.get(url).json(), charlie.get(url, {"grades": "machine"}).json()
+    both = charlie.get(url, {"grades": "both"}).json()
+    bad = charlie.get(url, {"grades": "robots"})
+
+    assert (human["grades"], human["mean"]) == ("human", 0.0)
+    assert (machine["grades"], machine["mean"]) == ("machine", 1.0)
+    # No judge is certified (the gate admits humans only): both is the human consensus.
+    assert (both["grades"], both["mean"]) == ("both", 0.0)
+    assert bad.status_code == 400 and "grades" in bad.content.decode()
+
+
 @pytest.mark.parametrize("who", ["rater", "outsider", None])
 def test_only_analysts_see_judge_pages(who, request, model_server):
     project = pool_project(1, 1)
