@@ -74,9 +74,7 @@ def judgement_record(
         judgement.created_at = created_at
     judgement.full_clean()
     judgement.save()
-    if source != Judgement.Source.MACHINE:
-        # A machine judge's answer changes no stored metric (see HUMAN_EVENT_SQL).
-        metrics_schedule_refresh(project_id=query.project_id, query_ids=[query.pk])
+    metrics_schedule_refresh(project_id=query.project_id, query_ids=[query.pk])
     return judgement
 
 
@@ -378,10 +376,7 @@ def judgement_submit(
             and timezone.now() - newest.created_at < DUPLICATE_WINDOW
         ):
             return newest, False
-    # Machine judges take no slot of the queue (their answers count for no human
-    # number), so its rule of room is for human raters.
-    takes_slot = kind != Judgement.Kind.RETRACT and source != Judgement.Source.MACHINE
-    if takes_slot and not queue.pair_has_room(
+    if kind != Judgement.Kind.RETRACT and not queue.pair_has_room(
         rater=rater, project=project, query_id=query.pk, document_id=document.pk
     ):
         raise PairComplete(

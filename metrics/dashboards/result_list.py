@@ -63,7 +63,9 @@ def result_list_metrics(
     [evaluation] = counted_as(project, spec, [evaluation], as_of=moment, pairs=pairs)
     # The grades reach at least the top k, all the measures look at.
     measures = binary_and_cascade_measures(grades, spec, max_grade=project.max_grade)
-    stored = None if as_of is not None else stored_summaries(project, spec, [result_list])
+    # The stored series holds human grades only: other grades' means are computed.
+    current = as_of is None and pairs is None
+    stored = stored_summaries(project, spec, [result_list]) if current else None
     summary = stored[0] if stored else computed_summary(evaluation)
     return ResultListMetrics(evaluation, summary, measures, project.max_grade)
 

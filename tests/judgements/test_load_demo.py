@@ -72,12 +72,14 @@ def test_judgements_are_written_one_statement_per_query(db):
     # planned as nested loops and took minutes (see demo_load).
     with CaptureQueriesContext(connection) as statements:
         call_command("load_demo", stdout=StringIO())
+    # The demo machine judge's events are one statement more: the triggers skip them.
     inserts = [
         query["sql"]
         for query in statements.captured_queries
         if query["sql"].startswith('INSERT INTO "judgements_judgement"')
+        and "'machine'" not in query["sql"]
     ]
-    judged_queries = Judgement.objects.values("query").distinct().count()
+    judged_queries = Judgement.objects.human().values("query").distinct().count()
     assert len(inserts) == judged_queries > 1
 
 

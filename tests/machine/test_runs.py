@@ -274,3 +274,25 @@ def test_machine_grades_change_no_human_number(model_server, analyst):
     assert machine_events(judge).count() == 4
     assert list(QueuePair.objects.values_list("grades", "needed", "answered")) == before
     assert not PairGrade.objects.exists()
+
+
+def test_deleting_a_project_takes_its_judges_runs_and_answers(model_server, analyst, rater):
+    from judgements.bulk import project_delete_fast
+    from judgements.machine.canaries import machine_canaries_run
+    from judgements.models import MachineAnswer, MachineCanary, MachineJudge, Project
+    from judgements.services import judgement_record
+
+    project = pool_project(2, 2)
+    document = project.documents.order_by("external_id").first()
+    query = project.queries.get(text="query 0")
+    judgement_record(rater=rater, query=query, document=document, grade=0)
+    judge = make_judge(project, model_server)
+    machine_run_start(judge=judge, user=analyst)
+    assert machine_canaries_run(judge=judge) == 2  # One pair, both traps.
+
+    project_delete_fast(project.slug)
+
+    assert not Project.objects.exists()
+    assert not MachineJudge.objects.exists() and not MachineRun.objects.exists()
+    assert not MachineAnswer.objects.exists() and not MachineRunItem.objects.exists()
+    assert not MachineCanary.objects.exists() and not Judgement.objects.exists()
