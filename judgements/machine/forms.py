@@ -36,7 +36,9 @@ class MachineJudgeForm(forms.ModelForm):
         self.project = project
 
     def clean_prompt_template(self):
-        template = self.cleaned_data["prompt_template"]
+        # Browsers send a textarea's line breaks as CRLF: the template (and its version
+        # hash) should not depend on the browser.
+        template = self.cleaned_data["prompt_template"].replace("\r\n", "\n")
         if errors := template_errors(template):
             raise forms.ValidationError(errors)
         return template

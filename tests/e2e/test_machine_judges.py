@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from judgements.models import Judgement, MachineJudge
 from judgements.services import judgement_record
-from tests.e2e.test_workspace import worker as _worker_fixture  # noqa: F401  (fixture "worker")
+from tests.e2e.test_workspace import worker  # noqa: F401  (the worker process fixture)
 from tests.machine.conftest import pool_project
 from tests.model_server import ModelServer
 from tests.processes import tail
@@ -56,7 +56,7 @@ def shoot(page, name: str) -> dict:
 
 
 def test_configure_run_certify_and_overrule_a_judge(
-    page, live_server, worker, model_server, analyst, rater
+    page, live_server, worker, model_server, analyst, rater  # noqa: F811
 ):
     project = pool_project(4, 5)  # 20 pool pairs, titles "q0 d0" ... "q3 d4".
     documents = {d.title: d for d in project.documents.all()}
@@ -119,6 +119,8 @@ def test_configure_run_certify_and_overrule_a_judge(
     # Certification: five gold pairs, one disagreement (1 against 0).
     page.click("a:text('Certification')")
     expect(page.get_by_test_id("gold")).to_have_text("5")
+    # Judge minus humans: 0 everywhere but q0 d3, where the judge's 1 meets two 0s.
+    expect(page.get_by_test_id("msd")).to_have_text("0.2000")
     expect(page.get_by_test_id("verdict")).to_contain_text(
         "Not certified: 5 gold pairs, 50 needed"
     )
@@ -127,11 +129,13 @@ def test_configure_run_certify_and_overrule_a_judge(
     page.wait_for_url("**/certification/")
     # The worker asks the canaries in the background: reload until their rates show.
     for _ in range(100):
-        if page.get_by_test_id("canary-stuffing").inner_text() != "—":
+        if judge.canaries.count() == 2 + 4:  # Humans' 0s: q0 d3, q0 d4; below 3: four.
             break
         page.wait_for_timeout(200)
-        page.reload()
+    page.reload()
     expect(page.get_by_test_id("canary-stuffing")).to_have_text("1.000")
+    # Injected pairs keep their titles: the table's 1 on q0 d3 is above the humans' 0.
+    expect(page.get_by_test_id("canary-injection")).to_have_text("0.750")
     too_wide |= shoot(page, "certification")
     page.goto(f"/projects/{project.slug}/judges/")
     too_wide |= shoot(page, "list")

@@ -41,7 +41,8 @@ def test_an_analyst_configures_a_judge_and_the_key_is_never_stored(charlie, mode
         "base_url": model_server.url,
         "model": "llama3.2:1b",
         "api_key_env": "OPENAI_API_KEY",
-        "prompt_template": "Query: {query}\nTitle: {title}\nGrades: {grades}",
+        # As a browser posts a textarea: CRLF line breaks.
+        "prompt_template": "Query: {query}\r\nTitle: {title}\r\nGrades: {grades}",
         "temperature": "0",
         "concurrency": "8",
         "timeout_seconds": "30",
@@ -55,6 +56,7 @@ def test_an_analyst_configures_a_judge_and_the_key_is_never_stored(charlie, mode
     judge = MachineJudge.objects.get(name="Local llama")
     assert response.status_code == 302 and response.url == judge.get_absolute_url()
     assert judge.rater.username == "machine.shop.local-llama"
+    assert judge.prompt_template == "Query: {query}\nTitle: {title}\nGrades: {grades}"
     assert not judge.rater.has_usable_password() and not judge.rater.groups.exists()
     page = charlie.get(judge.get_absolute_url()).content.decode()
     assert "$OPENAI_API_KEY" in page
