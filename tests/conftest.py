@@ -1,4 +1,9 @@
+from io import StringIO
+
 import pytest
+from django.core.management import call_command
+from django.db import transaction
+from django.test import override_settings
 from rest_framework.test import APIClient
 
 from tests.factories import (
@@ -16,9 +21,12 @@ from tests.factories import (
 # dave has an account but no role: he may log in and see nothing else.
 
 
+FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture(autouse=True)
 def _fast_password_hasher(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.PASSWORD_HASHERS = FAST_HASHERS
 
 
 @pytest.fixture
@@ -66,3 +74,17 @@ def query_with_hits(project):
 @pytest.fixture
 def api_client():
     return APIClient()
+
+
+@pytest.fixture(scope="module")
+def demo_once(django_db_setup, django_db_blocker):
+    """The demo, loaded once for a whole module and rolled back after it.
+
+    Each test that uses the demo still runs in its own savepoint inside this
+    transaction (pytest-django's ``db``), so what a test writes goes with it. A
+    module that uses this should not also hold tests that need an empty database."""
+    with django_db_blocker.unblock(), transaction.atomic():
+        with override_settings(PASSWORD_HASHERS=FAST_HASHERS):
+            call_command("load_demo", stdout=StringIO())
+        yield
+        transaction.set_rollback(True)

@@ -1,4 +1,4 @@
-import importlib
+from pathlib import Path
 
 import django.db.models.deletion
 import django.utils.timezone
@@ -174,20 +174,8 @@ ALTER TABLE judgements_queuerequest ENABLE ALWAYS TRIGGER queue_requests_removed
 """
 
 
-def _functions_of_0004() -> str:
-    """The 0004 definitions of the three functions replaced here, for going back."""
-    sql = importlib.import_module("judgements.migrations.0004_queue").QUEUE_SQL
-    names = (
-        "judgements_queue_recount(",
-        "judgements_queue_repool(",
-        "judgements_queue_project_changed(",
-    )
-    blocks = []
-    for block in sql.split("CREATE FUNCTION ")[1:]:
-        if block.startswith(names):
-            body = block[: block.index("END $$;") + len("END $$;")]
-            blocks.append(f"CREATE OR REPLACE FUNCTION {body}")
-    return "\n".join(blocks)
+# Going back loads 0004's three functions whole, from a frozen copy.
+REVERSE_SQL = (Path(__file__).parent / "sql" / "0007_reverse.sql").read_text()
 
 
 DROP_QUEUE_REQUEST_SQL = """
@@ -270,5 +258,5 @@ class Migration(migrations.Migration):
                 ],
             },
         ),
-        migrations.RunSQL(QUEUE_REQUEST_SQL, DROP_QUEUE_REQUEST_SQL + _functions_of_0004()),
+        migrations.RunSQL(QUEUE_REQUEST_SQL, DROP_QUEUE_REQUEST_SQL + REVERSE_SQL),
     ]

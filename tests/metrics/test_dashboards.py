@@ -1,12 +1,10 @@
 """The dashboards' selectors: their numbers equal the metrics core's on the same data."""
 
 import datetime as dt
-from io import StringIO
 
 import numpy as np
 import pytest
 import time_machine
-from django.core.management import call_command
 
 from judgements.models import Hit, Judgement, Project, QueueRequest
 from metrics import dashboards, services
@@ -33,8 +31,7 @@ LATER = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)
 
 
 @pytest.fixture
-def demo(db):
-    call_command("load_demo", stdout=StringIO())
+def demo(demo_once, db):
     return Project.objects.get(slug="outdoor-gear")
 
 
@@ -140,7 +137,9 @@ def test_a_judgement_newer_than_the_stored_series_makes_the_page_compute(demo):
     before = list_evaluations(demo, spec, as_of=None, result_lists=[result_list])[0]
     later = before.as_of + dt.timedelta(days=2)
     with time_machine.travel(later, tick=False):
-        for rater in Judgement.objects.human().values_list("rater", flat=True).distinct():
+        for rater in (
+            Judgement.objects.human().order_by().values_list("rater", flat=True).distinct()
+        ):
             JudgementFactory(query=hit.query, document=hit.document, rater_id=rater, grade=0)
         after = list_evaluations(demo, spec, as_of=None, result_lists=[result_list])[0]
 

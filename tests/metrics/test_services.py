@@ -31,8 +31,7 @@ LATEST_COLUMNS = [
 
 
 @pytest.fixture
-def demo(db):
-    call_command("load_demo", stdout=StringIO())
+def demo(demo_once, db):
     return Project.objects.get(slug="outdoor-gear")
 
 
@@ -117,7 +116,9 @@ def test_values_as_of_a_past_moment_ignore_later_judgements(demo):
     hit = Hit.objects.filter(result_list=result_list, query_id=target.query_id).first()
     rater = Judgement.objects.human().filter(query_id=target.query_id).first().rater
     with time_machine.travel(AS_OF + dt.timedelta(days=1), tick=False):
-        for user in Judgement.objects.human().values_list("rater", flat=True).distinct():
+        for user in (
+            Judgement.objects.human().order_by().values_list("rater", flat=True).distinct()
+        ):
             JudgementFactory(
                 query_id=target.query_id,
                 document=hit.document,

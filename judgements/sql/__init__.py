@@ -1,0 +1,40 @@
+"""The current text of every PostgreSQL function and trigger of the app, one file per concern.
+
+Triggers keep the derived tables (docs/derived-state.md) in step with the log, the hits
+and the projects, whatever code writes them. Their text lives here, whole:
+
+- ``append_only.sql``: the judgement log refuses updates.
+- ``pair_grades.sql``: each judged pair's current grades (judgements_pairgrade).
+- ``grade_summaries.sql``: the packed rows NDCG reads (querygrades, rankedhits, rankedgrades).
+- ``queue.sql``: the rating queue's pool (judgements_queuepair).
+- ``queue_tally.sql``: the progress bar's counts.
+
+Migrations never patch this text. To change a function or trigger: edit its file here,
+copy the changed file(s) whole into ``judgements/migrations/sql/NNNN_<name>.sql`` (a
+frozen copy, never edited again) and add migration NNNN that runs that copy, and for
+going back the previous frozen copy of the same objects.
+``tests/judgements/test_sql_files.py`` compares every function and trigger in the test
+database, migrated from scratch, with these files, so the two cannot drift.
+"""
+
+import re
+from pathlib import Path
+
+DIRECTORY = Path(__file__).parent
+CONCERNS = ("append_only", "pair_grades", "grade_summaries", "queue", "queue_tally")
+
+# Statements start at the beginning of a line; the bodies between $$ are indented.
+_STATEMENT_START = re.compile(r"^(?=CREATE |ALTER |DROP )", re.MULTILINE)
+
+
+def current(concern: str) -> str:
+    """The file of one concern, as text."""
+    return (DIRECTORY / f"{concern}.sql").read_text()
+
+
+def statements(sql: str) -> list[str]:
+    """The statements of a file, each whole (comments before the first one dropped)."""
+    parts = _STATEMENT_START.split(sql)
+    return [
+        part.strip() for part in parts if part.lstrip().startswith(("CREATE", "ALTER", "DROP"))
+    ]
