@@ -56,7 +56,12 @@ def shoot(page, name: str) -> dict:
 
 
 def test_configure_run_certify_and_overrule_a_judge(
-    page, live_server, worker, model_server, analyst, rater  # noqa: F811
+    page,
+    live_server,
+    worker,
+    model_server,
+    analyst,
+    rater,  # noqa: F811
 ):
     project = pool_project(4, 5)  # 20 pool pairs, titles "q0 d0" ... "q3 d4".
     documents = {d.title: d for d in project.documents.all()}
