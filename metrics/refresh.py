@@ -7,7 +7,7 @@ from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from judgements.models import Project
+from judgements.models import Judgement, Project
 from metrics import buckets, log_replay, revisions, selectors, sources
 from metrics.core import query_mean
 from metrics.evaluate import (
@@ -173,6 +173,53 @@ def _rebuild_bucket(project: Project, as_of: dt.datetime, log: log_replay.Projec
             written += len(columns["query_id"])
         _rebuilt_overalls_store(spec, built, as_of=as_of, judged_queries=judged_queries)
     return written
+
+
+# At most this many moments in a series replayed on request (about two months of days).
+REPLAYED_MOMENTS = 60
+
+
+def replayed_series(project: Project, spec: MetricSpec, *, grades, until) -> list[MetricPoint]:
+    """Unsaved overall points of every result list at each day's end, from the first event
+    of ``grades``' raters up to ``until`` (which ends the last day), computed from the log
+    exactly as ``metrics_rebuild`` computes the stored series, and never stored: the
+    over-time series of other grades than the human raters' (machine judges', or both),
+    which no table keeps. More than ``REPLAYED_MOMENTS`` days are thinned evenly, the
+    newest kept; the log is read once (``metrics.log_replay``)."""
+    first = (
+        Judgement.objects.for_project(project)
+        .of_grades(grades)
+        .filter(created_at__lte=until)
+        .order_by("created_at")
+        .values_list("created_at", flat=True)
+        .first()
+    )
+    if first is None:
+        return []
+    ends = [min(end, until) for end in buckets.bucket_ends(first, until, "day")]
+    if len(ends) > REPLAYED_MOMENTS:
+        keep = np.unique(np.linspace(len(ends) - 1, 0, REPLAYED_MOMENTS).round().astype(int))
+        ends = [ends[i] for i in keep]
+    log = log_replay.ProjectReplay(project.pk, until=until, grades=grades)
+    lists = list(project.result_lists.order_by("captured_at", "id"))
+    points = []
+    for as_of in ends:
+        pairs = log.pair_grades(as_of, spec.consensus)
+        judged_queries = np.unique(pairs.query_ids)
+        for result_list in lists:
+            if result_list.captured_at > as_of:
+                continue
+            columns = _rebuilt_columns(log, result_list, spec, pairs)
+            if not len(columns["query_id"]):
+                continue
+            unreturned = 0
+            if spec.mean_over == "all":
+                unreturned = unreturned_count(judged_queries, columns["query_id"])
+            points.append(
+                overall_of(result_list, spec, as_of=as_of, columns=columns, unreturned=unreturned)
+            )
+    points.sort(key=lambda point: (point.result_list.captured_at, point.result_list.pk))
+    return points
 
 
 def _rebuilt_columns(log, result_list, spec, pairs) -> dict[str, np.ndarray]:

@@ -29,6 +29,8 @@ def _page(request, template, form, build, **context):
         return render(request, template, context, status=400)
     spec = form.cleaned_data.get("spec")
     params = parameter_line(spec) if spec else form.parameter_line()
+    if "grades" in form.cleaned_data:
+        params = [*params, form.chosen_grades.label]
     return render(
         request, template, {**context, "spec": spec, "params": params, "data": build(form)}
     )
@@ -46,7 +48,9 @@ def overview(request, slug):
     form = MetricForm(request.GET, project=project)
 
     def build(form):
-        return dashboards.project_overview(project, form.spec, as_of=form.moment)
+        return dashboards.project_overview(
+            project, form.spec, as_of=form.moment, grades=form.chosen_grades
+        )
 
     online = online_overview(project)
     return _page(request, "metrics/overview.html", form, build, project=project, online=online)
@@ -67,6 +71,7 @@ def queries(request, slug, result_list_id):
             sort=form.ordering,
             text=form.cleaned_data["q"],
             page=request.GET.get("page"),
+            grades=form.chosen_grades,
         )
 
     context = {"project": project, "result_list": result_list}
@@ -81,7 +86,9 @@ def query_detail(request, slug, result_list_id, query_id):
     form = MetricForm(request.GET, project=project)
 
     def build(form):
-        return dashboards.query_detail(project, result_list, query, form.spec, as_of=form.moment)
+        return dashboards.query_detail(
+            project, result_list, query, form.spec, as_of=form.moment, grades=form.chosen_grades
+        )
 
     context = {"project": project, "result_list": result_list, "query": query}
     context["online"] = online_for_query(project, query)
@@ -107,6 +114,7 @@ def compare(request, slug):
             form.spec,
             as_of=form.moment,
             page=request.GET.get("page"),
+            grades=form.chosen_grades,
         )
 
     return _page(request, "metrics/compare.html", form, build, project=project)

@@ -40,7 +40,7 @@ from metrics.dashboards.result_list import result_list_metrics
 from metrics.dashboards.unjudged import unjudged_work
 from metrics.evaluate import INTERVAL_SEED
 from metrics.forms import GateForm, MetricForm, UnjudgedForm
-from metrics.sources import SOURCE_HELP
+from metrics.sources import GRADES_HELP, GRADES_LABELS, SOURCE_HELP
 
 
 class MeasuresSerializer(serializers.Serializer):
@@ -93,6 +93,7 @@ class ResultListMetricsApi(APIView):
             help_text="The source of the per-query values in ``results`` and ``means``, "
             "which are computed from the grades: 'packed' or 'log'.",
         )
+        grades = serializers.ChoiceField(choices=list(GRADES_LABELS), help_text=GRADES_HELP)
         queries = serializers.IntegerField(help_text="Queries in the mean.")
         mean = serializers.FloatField(allow_null=True, help_text="Mean NDCG; null: no query.")
         interval = IntervalSerializer(help_text="Percentile bootstrap interval of the mean.")
@@ -116,7 +117,13 @@ class ResultListMetricsApi(APIView):
     def get(self, request, pk):
         result_list = result_list_of(pk)
         form = valid(MetricForm(request.query_params, project=result_list.project))
-        found = result_list_metrics(result_list.project, result_list, form.spec, as_of=form.moment)
+        found = result_list_metrics(
+            result_list.project,
+            result_list,
+            form.spec,
+            as_of=form.moment,
+            grades=form.chosen_grades,
+        )
         evaluation, summary = found.evaluation, found.summary
         page, links = paged(request, self, range(len(evaluation.query_ids)))
         names = query_names(evaluation.query_ids[page].tolist())
@@ -127,6 +134,7 @@ class ResultListMetricsApi(APIView):
             "as_of": summary.as_of,
             "source": summary.source,
             "results_source": evaluation.source,
+            "grades": form.chosen_grades.name,
             "queries": summary.queries,
             "mean": number(summary.mean),
             "interval": interval_data(summary.interval, INTERVAL_SEED),

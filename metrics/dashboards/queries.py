@@ -14,7 +14,7 @@ from metrics.dashboards.labels import parameter_line
 from metrics.models import MetricPoint
 from metrics.registry import MetricSpec, project_spec
 from metrics.revisions import Revision, query_revisions
-from metrics.sources import Source, freshness, grades_freshness, one_snapshot
+from metrics.sources import HUMAN, Grades, Source, freshness, grades_freshness, one_snapshot
 
 PAGE_SIZE = 100
 
@@ -76,9 +76,11 @@ def query_table(
     sort: str,
     text: str,
     page: int | None,
+    grades: Grades = HUMAN,
 ) -> QueryTable:
-    """One page of the result list's queries, filtered by text and sorted by ``sort``."""
-    fresh = freshness(project, spec, as_of=as_of)
+    """One page of the result list's queries, filtered by text and sorted by ``sort``
+    (the consensus of ``grades``)."""
+    fresh = freshness(project, spec, as_of=as_of, grades=grades)
     before = previous_list(result_list)
     lists = [result_list] if before is None else [result_list, before]
     evaluations = list_evaluations(project, spec, fresh=fresh, result_lists=lists)
@@ -212,10 +214,12 @@ def query_detail(
     spec: MetricSpec,
     *,
     as_of: dt.datetime | None,
+    grades: Grades = HUMAN,
 ) -> QueryDetail:
-    """The ranked hits with every rater's grade, and NDCG's working rank by rank."""
+    """The ranked hits with the grade of every rater of ``grades``, and NDCG's working
+    rank by rank."""
     # One query's working is computed whatever the metric: the stored series is not asked.
-    fresh = grades_freshness(project.pk, as_of=as_of)
+    fresh = grades_freshness(project.pk, as_of=as_of, grades=grades)
     moment = fresh.moment
     hits = list(
         Hit.objects.filter(result_list=result_list, query=query)
@@ -229,7 +233,7 @@ def query_detail(
     ranked = [consensus.get(hit.document_id) for hit in hits]
     result = _ndcg(spec, ranked, pairs.grades)
     evaluated = _evaluated_hits(hits, ranked, spec)
-    raters, grades = _rater_grades(query, moment)
+    raters, rater_grades = _rater_grades(query, moment, fresh.grades)
     returned = {hit.document_id for hit in hits}
     missed = [grade for document, grade in consensus.items() if document not in returned]
     return QueryDetail(
@@ -237,7 +241,7 @@ def query_detail(
         result_list=result_list,
         as_of=moment,
         raters=raters,
-        hits=_hit_rows(hits, ranked, raters, grades, {hit.pk for hit in evaluated}),
+        hits=_hit_rows(hits, ranked, raters, rater_grades, {hit.pk for hit in evaluated}),
         result=result,
         working=_working(result, evaluated),
         judged_not_returned=len(missed),
@@ -292,11 +296,11 @@ def _working(result: NdcgResult, evaluated: list) -> list[WorkingRow]:
     ]
 
 
-def _rater_grades(query: Query, moment: dt.datetime) -> tuple[list[str], dict]:
+def _rater_grades(query: Query, moment: dt.datetime, grades: Grades) -> tuple[list[str], dict]:
     current = (
         Judgement.objects.for_query(query)
         .as_of(moment)
-        .current_grades()
+        .current_grades(grades)
         .values_list("document_id", "rater__username", "grade")
     )
     grades = {(document, rater): grade for document, rater, grade in current}
