@@ -4,12 +4,14 @@ parameters render the form's message with status 400."""
 
 from django.contrib import messages
 from django.db.models import Max
+from django.http import HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_POST
 
 from judgements.api.catalogue import streamed
+from judgements.machine.gate import grades_of
 from judgements.models import Project, Query, RankedHits, ResultList
 from judgements.queue import queue_request_grades
 from judgements.roles import Role, role_required
@@ -19,6 +21,7 @@ from metrics.dashboards.agreement import disputed_pairs
 from metrics.dashboards.labels import parameter_line
 from metrics.exports import series_export as series_export_of
 from metrics.forms import CompareForm, GradeRequestForm, MetricForm, QueryTableForm, RatersForm
+from metrics.sources import GRADES_LABELS
 from searchlogs.dashboards import online_for_query, online_overview
 
 
@@ -165,9 +168,16 @@ def query_links(project: Project, query_ids) -> dict[int, str]:
 
 @role_required(Role.ANALYST)
 def series_export(request, slug):
-    """The stored metric series of every result list, as CSV."""
+    """The metric series of every result list, as CSV: stored, or replayed from the log
+    for ``?grades=machine`` or ``both``."""
     project = get_object_or_404(Project, slug=slug)
-    return streamed(series_export_of(project=project))
+    chosen = request.GET.get("grades") or "human"
+    if chosen not in GRADES_LABELS:
+        choices = ", ".join(GRADES_LABELS)
+        message = f"grades: {chosen!r} is not one of {choices}."
+        return HttpResponseBadRequest(message, content_type="text/plain")
+    grades = grades_of(project, chosen)
+    return streamed(series_export_of(project=project, grades=grades))
 
 
 @role_required(Role.ANALYST)

@@ -28,8 +28,10 @@ SCOPE = """
 
 PAIR_GRADES_SQL = f"""
 WITH pairs AS (
+    -- Machine judges' events are no rater's answer: their pairs get no row, as the
+    -- insert trigger gives them none (judgements/sql/pair_grades.sql).
     SELECT DISTINCT query_id, document_id FROM judgements_judgement
-    WHERE query_id IN ({SCOPE})
+    WHERE query_id IN ({SCOPE}) AND source <> 'machine'
     UNION
     SELECT query_id, document_id FROM judgements_pairgrade
     WHERE query_id IN ({SCOPE})
@@ -45,7 +47,8 @@ DELETE FROM judgements_pairgrade pair
 WHERE pair.query_id IN ({SCOPE})
   AND NOT EXISTS (
       SELECT FROM judgements_judgement event
-      WHERE event.query_id = pair.query_id AND event.document_id = pair.document_id);
+      WHERE event.query_id = pair.query_id AND event.document_id = pair.document_id
+        AND event.source <> 'machine');
 """
 
 SUMMARIES_SQL = f"""

@@ -170,7 +170,12 @@ class Overview:
 
     @property
     def series_params(self) -> list[str]:
-        return parameter_line(self.series_spec)
+        return [*parameter_line(self.series_spec), self.fresh.grades.label]
+
+    @property
+    def series_replayed(self) -> bool:
+        """Whether the series was replayed from the log (no stored series holds its grades)."""
+        return not self.fresh.grades.human_only
 
     @property
     def chart(self) -> dict:

@@ -11,7 +11,7 @@ from metrics import selectors
 from metrics.core import NdcgResult, RankRow, ideal_grades, ndcg
 from metrics.dashboards.evaluations import Evaluation, epoch_ms, list_evaluations
 from metrics.dashboards.labels import parameter_line
-from metrics.models import MetricPoint
+from metrics.dashboards.series import stored_series
 from metrics.registry import MetricSpec, project_spec
 from metrics.revisions import Revision, query_revisions
 from metrics.sources import HUMAN, Grades, Source, freshness, grades_freshness, one_snapshot
@@ -181,10 +181,16 @@ class QueryDetail:
     revisions: list[Revision]
     # The working is always computed from the pair grades (or the log), never read back.
     source: Source
+    grades: Grades
 
     @property
     def series_params(self) -> list[str]:
-        return parameter_line(self.series_spec)
+        return [*parameter_line(self.series_spec), self.grades.label]
+
+    @property
+    def series_replayed(self) -> bool:
+        """Whether the series was replayed from the log (no stored series holds its grades)."""
+        return not self.grades.human_only
 
     @property
     def chart(self) -> dict:
@@ -247,7 +253,10 @@ def query_detail(
         judged_not_returned=len(missed),
         relevant_not_returned=sum(1 for grade in missed if grade > 0),
         series_spec=project_spec(project),
-        series=query_series(result_list, query, project_spec(project), as_of=as_of),
+        grades=fresh.grades,
+        series=query_series(
+            result_list, query, project_spec(project), as_of=as_of, grades=fresh.grades
+        ),
         revisions=query_revisions(query.pk, as_of=as_of),
         source=fresh.pairs,
     )
@@ -307,11 +316,11 @@ def _rater_grades(query: Query, moment: dt.datetime, grades: Grades) -> tuple[li
     return sorted({rater for _, rater in grades}), grades
 
 
-def query_series(result_list, query, spec: MetricSpec, *, as_of) -> list[tuple]:
-    """The query's stored NDCG over time and its coverage: ``(as_of, value, judged,
-    retrieved, judgements)``, oldest first."""
-    points = MetricPoint.objects.filter(result_list=result_list, query=query, metric=spec.name)
-    if as_of is not None:
-        points = points.filter(as_of__lte=as_of)
+def query_series(
+    result_list, query, spec: MetricSpec, *, as_of, grades: Grades = HUMAN
+) -> list[tuple]:
+    """The query's NDCG over time and its coverage: ``(as_of, value, judged, retrieved,
+    judgements)``, oldest first; stored for the human raters' grades, else replayed."""
     columns = ("as_of", "value", "judged", "retrieved", "judgements")
-    return list(points.order_by("as_of").values_list(*columns))
+    points = stored_series(result_list, spec, query=query, until=as_of, grades=grades)
+    return [tuple(point[name] for name in columns) for point in points]

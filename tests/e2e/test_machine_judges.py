@@ -77,6 +77,12 @@ def test_configure_run_certify_and_overrule_a_judge(
     log_in(page, analyst.username, "analyst-password-1")
     too_wide = {}
 
+    # Before any judge: the overview's machine grades say what to do next.
+    page.goto(f"/metrics/{project.slug}/?grades=machine")
+    expect(page.get_by_test_id("series-params")).to_contain_text("Replayed from the judgement log")
+    expect(page.locator(".chart-empty").first).to_contain_text("run a machine judge")
+    too_wide |= shoot(page, "overview-empty")
+
     # Configure.
     page.goto(f"/projects/{project.slug}/judges/")
     expect(page.locator("#judges")).to_contain_text("No machine judge yet")
@@ -144,4 +150,16 @@ def test_configure_run_certify_and_overrule_a_judge(
     too_wide |= shoot(page, "certification")
     page.goto(f"/projects/{project.slug}/judges/")
     too_wide |= shoot(page, "list")
+
+    # The overview from the machine's grades: the chosen source in the form, its name
+    # beside the numbers and the series replayed from the log.
+    page.goto(f"/metrics/{project.slug}/")
+    page.select_option("#id_grades", "machine")
+    page.click("form.params-form button[type=submit]")
+    page.wait_for_url("**grades=machine**")
+    expect(page.get_by_test_id("params")).to_contain_text("grades: machine judges' grades")
+    expect(page.get_by_test_id("source")).to_have_attribute("data-source", "log")
+    expect(page.get_by_test_id("series-params")).to_contain_text("machine judges' grades")
+    expect(page.locator("#series-chart")).to_be_visible()
+    too_wide |= shoot(page, "overview-machine")
     assert too_wide == {}
