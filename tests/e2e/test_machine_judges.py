@@ -9,6 +9,7 @@ Screenshots at 1280 and 390 px go to $SCREENSHOTS (judges-<page>-<width>.png).
 import os
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
 from judgements.models import Judgement, MachineJudge
@@ -102,7 +103,10 @@ def test_configure_run_certify_and_overrule_a_judge(
     page.wait_for_url(f"**/judges/{judge.pk}/")
     seen = set()
     while page.locator("#run[data-status=running]").count():
-        value = page.evaluate("document.getElementById('run-progress')?.value ?? null")
+        try:
+            value = page.evaluate("document.getElementById('run-progress')?.value ?? null")
+        except PlaywrightError:  # The page reloads itself when the run stops.
+            continue
         if value is not None:
             if 0 < value < 100 and not any(0 < old < 100 for old in seen):
                 too_wide |= shoot(page, "running")
