@@ -1,4 +1,5 @@
 import pytest
+from django.test import Client
 
 from judgements.machine.services import machine_judge_create
 from judgements.models import Judgement
@@ -11,6 +12,14 @@ def model_server():
     server = ModelServer().start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def charlie(analyst):
+    """An analyst's signed-in client."""
+    client = Client()
+    client.force_login(analyst)
+    return client
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,6 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
@@ -25,13 +24,6 @@ from metrics.sources import HUMAN, freshness
 from tests.machine.conftest import make_judge, pool_project
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def charlie(analyst):
-    client = Client()
-    client.force_login(analyst)
-    return client
 
 
 def judged(rater, model_server, analyst, *, human=(0, 1, 2, 3), judge_says=3):

@@ -16,13 +16,6 @@ from tests.machine.conftest import machine_events, make_judge, pool_project
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture
-def charlie(analyst):
-    client = Client()
-    client.force_login(analyst)
-    return client
-
-
 def judge_urls(project, judge):
     args = [project.slug, judge.pk]
     return [
