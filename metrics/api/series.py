@@ -199,6 +199,7 @@ class QueryWorkingApi(APIView):
             help_text=f"{SOURCE_HELP} The working is computed from the pair grades: 'pairs' "
             "or 'log'.",
         )
+        grades = serializers.ChoiceField(choices=list(GRADES_LABELS), help_text=GRADES_HELP)
         ndcg = serializers.FloatField()
         dcg = serializers.FloatField()
         idcg = serializers.FloatField()
@@ -216,7 +217,10 @@ class QueryWorkingApi(APIView):
         query = query_of(result_list, query_id)
         project = result_list.project
         form = valid(MetricForm(request.query_params, project=project))
-        detail = dashboards.query_detail(project, result_list, query, form.spec, as_of=form.moment)
+        grades = form.chosen_grades
+        detail = dashboards.query_detail(
+            project, result_list, query, form.spec, as_of=form.moment, grades=grades
+        )
         result = detail.result
         body = {
             "result_list": result_list_ref(result_list),
@@ -224,6 +228,7 @@ class QueryWorkingApi(APIView):
             "spec": spec_data(form.spec),
             "as_of": detail.as_of,
             "source": detail.source,
+            "grades": grades.name,
             "ndcg": result.ndcg,
             "dcg": result.dcg,
             "idcg": result.idcg,

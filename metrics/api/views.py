@@ -264,6 +264,7 @@ class CompareApi(APIView):
         spec = MetricSpecSerializer()
         as_of = serializers.DateTimeField()
         source = serializers.ChoiceField(choices=SOURCES, help_text=SOURCE_HELP)
+        grades = serializers.ChoiceField(choices=list(GRADES_LABELS), help_text=GRADES_HELP)
         a = ListSerializer()
         b = ListSerializer()
         queries = serializers.IntegerField(help_text="Queries both lists returned.")
@@ -295,7 +296,13 @@ class CompareApi(APIView):
         data = form.cleaned_data
         lists = project.result_lists.select_related("project").in_bulk([data["a"], data["b"]])
         found = dashboards.comparison(
-            project, lists[data["a"]], lists[data["b"]], form.spec, as_of=form.moment, page=None
+            project,
+            lists[data["a"]],
+            lists[data["b"]],
+            form.spec,
+            as_of=form.moment,
+            page=None,
+            grades=form.chosen_grades,
         )
         page, links = paged(request, self, found.ordered)
         names = query_names(
@@ -308,6 +315,7 @@ class CompareApi(APIView):
             "spec": spec_data(form.spec),
             "as_of": found.as_of,
             "source": found.source,
+            "grades": form.chosen_grades.name,
             "a": _compared(found.a, found.mean_a),
             "b": _compared(found.b, found.mean_b),
             "queries": found.queries,

@@ -19,7 +19,7 @@ from metrics.dashboards.overview import project_overview
 from metrics.registry import project_spec
 from tests.machine.conftest import make_judge, pool_project
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 THREE_GRADES = [
     {"value": 0, "label": "Irrelevant", "description": ""},

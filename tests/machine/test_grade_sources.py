@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from judgements.derived.oracles import differences
 from judgements.machine.gate import grades_of
-from judgements.models import Judgement, MachineGate, PairGrade, QueuePair
+from judgements.models import Hit, Judgement, MachineGate, PairGrade, QueuePair
 from judgements.services import judgement_record
 from metrics.dashboards.overview import project_overview
 from metrics.dashboards.result_list import result_list_metrics
@@ -21,9 +21,10 @@ from metrics.models import MetricPoint
 from metrics.refresh import metrics_rebuild, replayed_series
 from metrics.registry import project_spec
 from metrics.sources import HUMAN, freshness
+from tests.factories import HitFactory, ResultListFactory
 from tests.machine.conftest import make_judge, pool_project
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 
 def judged(rater, model_server, analyst, *, human=(0, 1, 2, 3), judge_says=3):
@@ -191,3 +192,28 @@ def test_the_series_export_takes_the_grades_and_names_them_on_every_row(
     both_lines = b"".join(both.streaming_content).decode().splitlines()
     assert [line.split(",")[-1] for line in both_lines[1:]] == ["both"]
     assert bad.status_code == 400 and "grades: 'robots'" in bad.content.decode()
+
+
+def test_the_compare_and_working_apis_take_the_grades(charlie, rater, model_server, analyst):
+    project, _ = judged(rater, model_server, analyst)
+    prod = project.result_lists.get()
+    # A second list: query 0's documents in the opposite order.
+    new = ResultListFactory(project=project, name="new")
+    for hit in Hit.objects.filter(result_list=prod):
+        HitFactory(result_list=new, query=hit.query, document=hit.document, rank=5 - hit.rank)
+    url = reverse("api:compare", args=[project.slug])
+    params = {"a": prod.pk, "b": new.pk}
+
+    human = charlie.get(url, params).json()
+    machine = charlie.get(url, {**params, "grades": "machine"}).json()
+
+    assert (human["grades"], machine["grades"], machine["source"]) == ("human", "machine", "log")
+    # Humans graded query 0 from 0 to 3 (rank 1 to 4): reversing it is better. The judge
+    # said 3 everywhere: both orders are perfect.
+    assert human["mean_difference"] > 0
+    assert (machine["a"]["mean"], machine["b"]["mean"], machine["mean_difference"]) == (1, 1, 0)
+    query = project.queries.get(text="query 0")
+    working = reverse("api:query-working", args=[prod.pk, query.pk])
+    rows = charlie.get(working, {"grades": "machine"}).json()
+    assert (rows["grades"], rows["source"], rows["ndcg"]) == ("machine", "log", 1.0)
+    assert {row["grade"] for row in rows["rows"] if row["returned"]} == {3.0}

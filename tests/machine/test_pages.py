@@ -13,7 +13,7 @@ from judgements.models import Judgement, MachineJudge, MachineRun, PairGrade
 from judgements.services import judgement_record
 from tests.machine.conftest import machine_events, make_judge, pool_project
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 
 def judge_urls(project, judge):

@@ -16,7 +16,7 @@ from judgements.machine.runs import machine_run_pause, machine_run_resume, machi
 from judgements.models import Judgement, MachineRun, MachineRunItem, PairGrade, QueuePair
 from tests.machine.conftest import machine_events, make_judge, pool_project
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 
 def test_grades_land_as_events_with_model_tokens_and_cost(model_server, analyst):
