@@ -88,6 +88,18 @@ PROJECT_TABLES_SQL = [
     "DELETE FROM judgements_pairgrade WHERE project_id = %(project)s",
     "DELETE FROM judgements_queuerequest WHERE project_id = %(project)s",
     "DELETE FROM judgements_queueskip WHERE project_id = %(project)s",
+    # Machine judges' rows point at judgements, queries and documents: they go first.
+    *(
+        f"DELETE FROM judgements_{table} WHERE judge_id IN"
+        " (SELECT id FROM judgements_machinejudge WHERE project_id = %(project)s)"
+        for table in ("machinecanary", "machineanswer")
+    ),
+    "DELETE FROM judgements_machinerunitem WHERE run_id IN (SELECT run.id FROM"
+    " judgements_machinerun run JOIN judgements_machinejudge judge ON judge.id = run.judge_id"
+    " WHERE judge.project_id = %(project)s)",
+    "DELETE FROM judgements_machinerun WHERE judge_id IN"
+    " (SELECT id FROM judgements_machinejudge WHERE project_id = %(project)s)",
+    "DELETE FROM judgements_machinegate WHERE project_id = %(project)s",
     # The pool and its leases go by name too, so that deleting the hits below can skip
     # the queue's triggers (judgements.derived.rebuild.deferred); the tallies follow.
     "DELETE FROM judgements_queuelease WHERE query_id IN"
@@ -97,6 +109,8 @@ PROJECT_TABLES_SQL = [
     "DELETE FROM judgements_queueratertally WHERE project_id = %(project)s",
     "DELETE FROM judgements_judgement WHERE query_id IN"
     " (SELECT id FROM judgements_query WHERE project_id = %(project)s)",
+    # The judges' accounts stay (without a password or a role, they cannot sign in).
+    "DELETE FROM judgements_machinejudge WHERE project_id = %(project)s",
     "DELETE FROM judgements_hit WHERE query_id IN"
     " (SELECT id FROM judgements_query WHERE project_id = %(project)s)",
     "DELETE FROM judgements_resultlist WHERE project_id = %(project)s",

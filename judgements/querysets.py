@@ -4,6 +4,12 @@ from django.db import models
 
 from judgements.roles import can_rate, is_analyst
 
+# Machine judges' events (source "machine") are no rater's current answer and count in no
+# human number: the SQL rule judgements_current_answers (judgements/sql/pair_grades.sql),
+# the SQL that replays the log and ``JudgementQuerySet.human()`` / ``current()`` all apply
+# this one predicate. Grades with machine judges are chosen in judgements.machine.gate.
+HUMAN_EVENT_SQL = "{alias}.source <> 'machine'"
+
 
 class HitQuerySet(models.QuerySet):
     def for_project(self, project):
@@ -24,21 +30,42 @@ class JudgementQuerySet(models.QuerySet):
         """Only events recorded at or before ``moment``: the log as it was then."""
         return self.filter(created_at__lte=moment)
 
-    def current(self):
-        """Each rater's current answer per (query, document) pair: their newest event, by
-        ``created_at`` then ``id``, in one DISTINCT ON query (judgement_latest_idx).
+    def human(self):
+        """Events of human raters only: machine judges' answers left out (HUMAN_EVENT_SQL)."""
+        return self.exclude(source=self.model.Source.MACHINE)
+
+    def current(self, grades=None):
+        """Each human rater's current answer per (query, document) pair: their newest event,
+        by ``created_at`` then ``id``, in one DISTINCT ON query (judgement_latest_idx);
+        machine judges' events are no rater's answer (``human``).
 
         The ORM's copy of the one rule, whose SQL is ``judgements_current_answers``
         (judgements/sql/pair_grades.sql). The newest event may be a "can't tell" or a
-        retraction; ``current_grades()`` keeps the grades.
+        retraction; ``current_grades()`` keeps the grades. ``grades``
+        (``metrics.sources.Grades``) lets the chosen machine judges' newest answers in
+        too, or counts them alone; its default is the human raters only.
         """
-        return self.order_by("query_id", "document_id", "rater_id", "-created_at", "-id").distinct(
-            "query_id", "document_id", "rater_id"
-        )
+        return self.of_grades(grades).newest_per_rater()
 
-    def current_grades(self):
-        """Each rater's current grade per pair, leaving out can't-tell and retracted answers."""
-        latest = self.current().values("id")
+    def of_grades(self, grades=None):
+        """The events of ``grades``' raters (``metrics.sources.Grades``): the human raters'
+        (``human``) by default; with chosen machine judges', or theirs alone."""
+        if grades is None or grades.human_only:
+            return self.human()
+        chosen = models.Q(rater_id__in=grades.judges)
+        if grades.humans:
+            chosen |= ~models.Q(source=self.model.Source.MACHINE)
+        return self.filter(chosen)
+
+    def newest_per_rater(self):
+        """Each rater's newest event per pair among these events, whoever the rater."""
+        ordered = self.order_by("query_id", "document_id", "rater_id", "-created_at", "-id")
+        return ordered.distinct("query_id", "document_id", "rater_id")
+
+    def current_grades(self, grades=None):
+        """Each rater's current grade per pair, leaving out can't-tell and retracted answers
+        (``grades``: whose, as in ``current``)."""
+        latest = self.current(grades).values("id")
         return self.model.objects.filter(id__in=latest, kind=self.model.Kind.GRADE)
 
     def consensus(self, policy: str = "mean"):

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from judgements import views
+from judgements.machine import views as machine
 from judgements.workspace import raters as workspace_raters
 from judgements.workspace import views as workspace
 
@@ -30,6 +31,40 @@ urlpatterns = [
     path("projects/<slug:slug>/raters/role/", workspace_raters.rater_role, name="rater_role"),
     path(
         "projects/<slug:slug>/raters/access/", workspace_raters.raters_access, name="raters_access"
+    ),
+    path("projects/<slug:slug>/judges/", machine.judges, name="machine_judges"),
+    path("projects/<slug:slug>/judges/gate/", machine.gate_settings, name="machine_gate"),
+    path("projects/<slug:slug>/judges/<id:judge_id>/", machine.judge, name="machine_judge"),
+    path(
+        "projects/<slug:slug>/judges/<id:judge_id>/progress/",
+        machine.run_progress,
+        name="machine_progress",
+    ),
+    path("projects/<slug:slug>/judges/<id:judge_id>/runs/", machine.run_start, name="machine_run"),
+    path(
+        "projects/<slug:slug>/judges/<id:judge_id>/runs/<id:run_id>/pause/",
+        machine.run_pause,
+        name="machine_pause",
+    ),
+    path(
+        "projects/<slug:slug>/judges/<id:judge_id>/runs/<id:run_id>/resume/",
+        machine.run_resume,
+        name="machine_resume",
+    ),
+    path(
+        "projects/<slug:slug>/judges/<id:judge_id>/overrule/",
+        machine.overrule,
+        name="machine_overrule",
+    ),
+    path(
+        "projects/<slug:slug>/judges/<id:judge_id>/certification/",
+        machine.certification_page,
+        name="machine_certification",
+    ),
+    path(
+        "projects/<slug:slug>/judges/<id:judge_id>/canaries/",
+        machine.canaries_run,
+        name="machine_canaries",
     ),
     path("jobs/<uuid:job_id>/", workspace.job, name="job"),
     path(

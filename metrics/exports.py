@@ -1,8 +1,18 @@
-"""The stored metric series of a project as CSV, streamed out of PostgreSQL."""
+"""A project's metric series as CSV: the stored series (human raters' grades) streamed
+out of PostgreSQL, or the series of other grades replayed from the log."""
+
+import csv
+import datetime as dt
+import io
+
+from django.utils import timezone
 
 from judgements.exporters import AS_CSV, ISO_TIME, Export, piped_copy, sql_of
 from judgements.models import Project
 from metrics.models import MetricPoint
+from metrics.refresh import replayed_series
+from metrics.registry import stored_specs
+from metrics.sources import HUMAN, Grades
 
 SERIES_COLUMNS = (
     "result_list",
@@ -15,15 +25,23 @@ SERIES_COLUMNS = (
     "retrieved",
     "queries",
     "zero_idcg",
+    "grades",
 )
 
 
-def series_export(*, project: Project) -> Export:
-    """Every stored overall point of the project's result lists, oldest first per list.
+def series_export(*, project: Project, grades: Grades = HUMAN) -> Export:
+    """Every stored overall point of the project's result lists, oldest first per list;
+    for other ``grades`` than the human raters', the series of the metrics the project
+    keeps replayed from the log at each day's end (``metrics.refresh.replayed_series``).
 
     ``metric`` names every parameter of the value (``MetricSpec.name``); ``as_of`` is
-    the moment of the judgement log it reflects, in UTC.
+    the moment of the judgement log it reflects, in UTC; ``grades`` whose grades made
+    the consensus (human, machine or both).
     """
+    filename = f"{project.slug}-metric-series.csv"
+    if not grades.human_only:
+        filename = f"{project.slug}-metric-series-{grades.name}.csv"
+        return Export(filename, "text/csv", _replayed_chunks(project, grades))
     points = MetricPoint.objects.filter(result_list__project=project, query__isnull=True)
     rows = points.order_by().values(
         "result_list__name", "metric", "as_of", "value", "ci_low", "ci_high", "judged",
@@ -31,12 +49,35 @@ def series_export(*, project: Project) -> Export:
     )  # fmt: skip
     columns = ", ".join(
         ISO_TIME.format("r.as_of") if name == "as_of" else f"r.{name}"
-        for name in ("result_list__name", *SERIES_COLUMNS[1:])
+        for name in ("result_list__name", *SERIES_COLUMNS[1:-1])
     )
+    columns += ", 'human'"
     sql = f"SELECT {columns} FROM ({sql_of(rows)}) r ORDER BY r.result_list_id, r.metric, r.as_of"
 
     def chunks():
         yield (",".join(SERIES_COLUMNS) + "\n").encode()
         yield from piped_copy(sql, AS_CSV)
 
-    return Export(f"{project.slug}-metric-series.csv", "text/csv", chunks())
+    return Export(filename, "text/csv", chunks())
+
+
+def _replayed_chunks(project: Project, grades: Grades):
+    """The replayed series as CSV, in the stored export's columns and formats."""
+    now = timezone.now()
+    yield (",".join(SERIES_COLUMNS) + "\n").encode()
+    for spec in stored_specs(project):
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        for point in replayed_series(project, spec, grades=grades, until=now):
+            moment = point.as_of.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+            writer.writerow(
+                [point.result_list.name, point.metric, moment]
+                + [_cell(getattr(point, name)) for name in SERIES_COLUMNS[3:-1]]
+                + [grades.name]
+            )
+        yield buffer.getvalue().encode()
+
+
+def _cell(value):
+    """As PostgreSQL's CSV writes it: empty for NULL."""
+    return "" if value is None else value

@@ -5,7 +5,7 @@ Every parameter a page did not receive takes the project's default, so that
 """
 
 import datetime as dt
-from functools import partial
+from functools import cached_property, partial
 from urllib.parse import urlencode
 
 from django import forms
@@ -14,6 +14,7 @@ from config.ids import IdField
 from metrics.core.consensus import policy_names
 from metrics.dashboards.labels import CONSENSUS_LABELS, PARAMETER_LABELS
 from metrics.registry import MetricSpec, project_spec
+from metrics.sources import GRADES_LABELS, Grades
 
 # Every parameter of the metric, in MetricSpec's order: a new one needs only a label.
 SPEC_FIELDS = MetricSpec.field_names()
@@ -68,7 +69,7 @@ class ProjectDefaultsForm(forms.Form):
     @property
     def metric_query_string(self) -> str:
         """Only the metric's parameters and the moment: for links to other dashboards."""
-        kept = {*SPEC_FIELDS, "as_of"}
+        kept = {*SPEC_FIELDS, "grades", "as_of"}
         return self.query_string(**{name: None for name in self.fields if name not in kept})
 
 
@@ -115,7 +116,26 @@ MetricFields = type(ProjectDefaultsForm)(
 
 
 class MetricForm(MetricFields):
-    field_order = [*SPEC_FIELDS, "as_of"]
+    grades = forms.ChoiceField(
+        required=False,
+        choices=list(GRADES_LABELS.items()),
+        label="Grades from",
+        help_text="Whose grades make the consensus; empty: the project's gate decides.",
+    )
+
+    field_order = [*SPEC_FIELDS, "grades", "as_of"]
+
+    def clean_grades(self):
+        from judgements.machine.gate import default_source
+
+        return self.cleaned_data["grades"] or default_source(self.project)
+
+    @cached_property
+    def chosen_grades(self) -> Grades:
+        """Whose grades count (``metrics.sources.Grades``), for ``freshness``."""
+        from judgements.machine.gate import grades_of
+
+        return grades_of(self.project, self.cleaned_data["grades"])
 
     def clean(self):
         cleaned = super().clean()
@@ -150,7 +170,7 @@ class QueryTableForm(MetricForm):
         widget=forms.HiddenInput,
     )
 
-    field_order = ["q", *SPEC_FIELDS, "as_of"]
+    field_order = ["q", *SPEC_FIELDS, "grades", "as_of"]
 
     @property
     def ordering(self) -> str:
@@ -174,7 +194,7 @@ class CompareForm(MetricForm):
     a = forms.TypedChoiceField(coerce=int, label="A (baseline)")
     b = forms.TypedChoiceField(coerce=int, label="B (candidate)")
 
-    field_order = ["a", "b", *SPEC_FIELDS, "as_of"]
+    field_order = ["a", "b", *SPEC_FIELDS, "grades", "as_of"]
 
     def __init__(self, query_params, *, project, **kwargs):
         super().__init__(query_params, project=project, **kwargs)

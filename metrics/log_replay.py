@@ -18,16 +18,20 @@ from django.utils import timezone
 from metrics import pgcopy, selectors, sources
 from metrics.core import replay
 from metrics.models import POINT_FIELDS
+from metrics.sources import HUMAN, Grades
 
 # Binary COPY sends timestamptz as microseconds since this moment.
 POSTGRES_EPOCH = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
 
+# The events of the chosen raters (metrics.sources.Grades): the human raters' when
+# %(humans)s (machine judges' events are no rater's answer), and those of %(judges)s.
 LOG_SQL = """
 SELECT j.query_id, j.document_id, j.rater_id, j.created_at, j.id,
        (j.kind = 'grade')::int4, COALESCE(j.grade, 0)::int4
 FROM judgements_judgement j
 JOIN judgements_query q ON q.id = j.query_id
 WHERE q.project_id = %(project)s AND j.created_at <= %(until)s
+  AND ((%(humans)s AND j.source <> 'machine') OR j.rater_id = ANY(%(judges)s))
 """
 LOG_COLUMNS = [
     ("query_id", ">i8"),
@@ -53,9 +57,10 @@ class ProjectReplay:
     in the caller's transaction, as before.
     """
 
-    def __init__(self, project_id: int, *, until: dt.datetime) -> None:
+    def __init__(self, project_id: int, *, until: dt.datetime, grades: Grades = HUMAN) -> None:
         self.project_id = project_id
         self.until = until
+        self.grades = grades
         self.started_at = timezone.now()
         self._log: replay.SortedLog | None = None
         self._hits: dict[tuple[int, int | None], selectors.RankedDocuments] = {}
@@ -65,7 +70,12 @@ class ProjectReplay:
         """The log up to ``until``, read on first use (a rebuild of the current
         bucket alone never needs it)."""
         if self._log is None:
-            params = {"project": self.project_id, "until": self.until}
+            params = {
+                "project": self.project_id,
+                "until": self.until,
+                "humans": self.grades.humans,
+                "judges": list(self.grades.judges),
+            }
             rows = pgcopy.copy_rows(LOG_SQL, params, LOG_COLUMNS)
             self._log = replay.log_sort(
                 selectors.pair_keys(rows["query_id"], rows["document_id"]),
@@ -80,7 +90,7 @@ class ProjectReplay:
     def pair_grades(self, as_of: dt.datetime, policy: str) -> selectors.PairGrades:
         """``selectors.pair_grades(project, as_of=as_of, policy=policy)``, bit for bit."""
         if as_of >= self.started_at:
-            fresh = sources.grades_freshness(self.project_id, as_of=as_of)
+            fresh = sources.grades_freshness(self.project_id, as_of=as_of, grades=self.grades)
             return selectors.pair_grades(self.project_id, fresh=fresh, policy=policy)
         grades = replay.current_grades(self.log, postgres_time(as_of), policy)
         return selectors.PairGrades(

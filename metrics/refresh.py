@@ -7,7 +7,7 @@ from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from judgements.models import Project
+from judgements.models import Judgement, Project
 from metrics import buckets, log_replay, revisions, selectors, sources
 from metrics.core import query_mean
 from metrics.evaluate import (
@@ -173,6 +173,85 @@ def _rebuild_bucket(project: Project, as_of: dt.datetime, log: log_replay.Projec
             written += len(columns["query_id"])
         _rebuilt_overalls_store(spec, built, as_of=as_of, judged_queries=judged_queries)
     return written
+
+
+# At most this many moments in a series replayed on request (about two months of days).
+REPLAYED_MOMENTS = 60
+
+
+def replayed_series(
+    project: Project,
+    spec: MetricSpec,
+    *,
+    grades,
+    until: dt.datetime,
+    since: dt.datetime | None = None,
+    result_lists=None,
+    query=None,
+) -> list[MetricPoint]:
+    """Unsaved points of ``spec`` at each day's end, from the first event of ``grades``'
+    raters (or ``since``) up to ``until`` (which ends the last day), computed from the
+    log exactly as ``metrics_rebuild`` computes the stored series, and never stored: the
+    over-time series of other grades than the human raters' (machine judges', or both),
+    which no table keeps. Overall points of ``result_lists`` (every list of the project
+    when None), or ``query``'s per-query points when given; oldest first per list. More
+    than ``REPLAYED_MOMENTS`` days are thinned evenly, the newest kept; the log is read
+    once (``metrics.log_replay``)."""
+    events = Judgement.objects.for_project(project).of_grades(grades).filter(created_at__lte=until)
+    first = events.order_by("created_at").values_list("created_at", flat=True).first()
+    if first is None:
+        return []
+    ends = sorted({min(end, until) for end in buckets.bucket_ends(first, until, "day")})
+    ends = [end for end in ends if since is None or end >= since]
+    if len(ends) > REPLAYED_MOMENTS:
+        keep = np.unique(np.linspace(len(ends) - 1, 0, REPLAYED_MOMENTS).round().astype(int))
+        ends = [ends[i] for i in keep]
+    if result_lists is None:
+        result_lists = project.result_lists.all()
+    lists = sorted(result_lists, key=lambda result_list: (result_list.captured_at, result_list.pk))
+    log = log_replay.ProjectReplay(project.pk, until=until, grades=grades)
+    points: dict[int, list[MetricPoint]] = {result_list.pk: [] for result_list in lists}
+    for as_of in ends:
+        pairs = log.pair_grades(as_of, spec.consensus)
+        judged_queries = np.unique(pairs.query_ids)
+        for result_list in lists:
+            if result_list.captured_at > as_of:
+                continue
+            columns = _rebuilt_columns(log, result_list, spec, pairs)
+            if query is not None:
+                points[result_list.pk] += _query_points(result_list, spec, query, columns, as_of)
+            elif len(columns["query_id"]):
+                unreturned = 0
+                if spec.mean_over == "all":
+                    unreturned = unreturned_count(judged_queries, columns["query_id"])
+                points[result_list.pk].append(
+                    overall_of(
+                        result_list, spec, as_of=as_of, columns=columns, unreturned=unreturned
+                    )
+                )
+    return [point for result_list in lists for point in points[result_list.pk]]
+
+
+def _query_points(result_list, spec, query, columns, as_of) -> list[MetricPoint]:
+    """The point of ``query`` among a list's replayed columns (none if it has no hit)."""
+    [found] = np.flatnonzero(columns["query_id"] == query.pk)[:1].tolist() or [None]
+    if found is None:
+        return []
+    return [
+        MetricPoint(
+            result_list=result_list,
+            query=query,
+            metric=spec.name,
+            as_of=as_of,
+            queries=1,
+            computed_at=timezone.now(),
+            **{
+                name: columns[name][found].item()
+                for name in ("value", "dcg", "idcg", "judged", "retrieved", "judgements")
+            },
+            zero_idcg=int(columns["zero_idcg"][found]),
+        )
+    ]
 
 
 def _rebuilt_columns(log, result_list, spec, pairs) -> dict[str, np.ndarray]:

@@ -30,7 +30,7 @@ EVENTS_SQL = """
 SELECT j.id, j.created_at, j.query_id, j.document_id, j.rater_id, j.kind, j.grade, j.note,
        lead(j.kind) OVER pair AS before_kind, lead(j.grade) OVER pair AS before_grade
 FROM judgements_judgement j
-WHERE {scope} AND j.created_at <= %(as_of)s
+WHERE {scope} AND j.created_at <= %(as_of)s AND j.source <> 'machine'
 WINDOW pair AS (PARTITION BY j.query_id, j.document_id, j.rater_id
                 ORDER BY j.created_at DESC, j.id DESC)
 """
@@ -88,6 +88,7 @@ CROSS JOIN LATERAL (
 ) before
 WHERE query.project_id = %(project)s AND j.created_at >= %(start)s
   AND j.created_at <= %(as_of)s AND NOT (j.query_id = ANY(%(stale)s))
+  AND j.source <> 'machine'
   AND {REVISED}
 """
 # The log's answer for a whole project, to check the counts against.

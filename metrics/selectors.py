@@ -16,7 +16,7 @@ from metrics.core.consensus import consensus, policy_names
 from metrics.core.segments import offsets_from_lengths, sorted_lookup
 from metrics.models import LatestMetricPoint, MetricPoint
 from metrics.pgcopy import copy_fields, copy_row, copy_rows, joined_chunks
-from metrics.sources import Freshness, Source
+from metrics.sources import HUMAN, Freshness, Grades, Source
 
 # The present state: judgements_pairgrade (judgements/sql/pair_grades.sql) holds each
 # pair's current grades after every event in the log, one row per grade here: the
@@ -149,7 +149,9 @@ def pair_grades(
         raise ValueError(f"policy must be one of {policy_names()}, not {policy!r}")
     if fresh.pairs == Source.PAIRS:
         return stored_pair_grades(project_id, policy=policy, query_ids=query_ids)
-    return logged_pair_grades(project_id, as_of=fresh.moment, policy=policy, query_ids=query_ids)
+    return logged_pair_grades(
+        project_id, as_of=fresh.moment, policy=policy, query_ids=query_ids, grades=fresh.grades
+    )
 
 
 def stored_pair_grades(
@@ -167,21 +169,32 @@ def stored_pair_grades(
 
 
 def logged_pair_grades(
-    project_id: int, *, as_of: datetime, policy: str, query_ids: list[int] | None = None
+    project_id: int,
+    *,
+    as_of: datetime,
+    policy: str,
+    query_ids: list[int] | None = None,
+    grades: Grades = HUMAN,
 ) -> PairGrades:
-    """``pair_grades`` by replaying the judgement log up to ``as_of``."""
-    rows = _fetch(*_current_grades_sql(project_id, as_of=as_of, query_ids=query_ids), columns=3)
+    """``pair_grades`` by replaying the judgement log up to ``as_of``, from the current
+    grades of ``grades``' raters (the human raters' unless told otherwise)."""
+    if not grades.humans and not grades.judges:
+        rows = np.empty((0, 3), dtype=np.int64)  # Nobody's grades: no judged pair.
+    else:
+        sql = _current_grades_sql(project_id, as_of=as_of, query_ids=query_ids, grades=grades)
+        rows = _fetch(*sql, columns=3)
     return _consensus_of(rows[:, 0], rows[:, 1], rows[:, 2].astype(np.float64), policy)
 
 
-def _current_grades_sql(project_id: int, *, as_of, query_ids) -> tuple[str, list]:
+def _current_grades_sql(project_id: int, *, as_of, query_ids, grades: Grades) -> tuple[str, list]:
     from judgements.models import Judgement
 
     events = Judgement.objects.filter(query__project_id=project_id).as_of(as_of)
     if query_ids is not None:
         events = events.filter(query_id__in=query_ids)
-    current = events.current().values("query_id", "document_id", "kind", "grade")
-    sql, params = current.query.sql_with_params()
+    current = events.current(grades)
+    rows = current.values("query_id", "document_id", "kind", "grade")
+    sql, params = rows.query.sql_with_params()
     return CURRENT_GRADES_SQL.format(current=sql), list(params)
 
 
@@ -219,7 +232,7 @@ def judged_query_ids(project_id: int, *, fresh: Freshness) -> np.ndarray:
     if fresh.pairs == Source.PAIRS:
         [column] = copy_row(JUDGED_QUERIES_SQL, {"project": project_id})
         return unpacked(column, ">i8").astype(np.int64)
-    pairs = logged_pair_grades(project_id, as_of=fresh.moment, policy="mean")
+    pairs = logged_pair_grades(project_id, as_of=fresh.moment, policy="mean", grades=fresh.grades)
     return np.unique(pairs.query_ids).astype(np.int64)
 
 

@@ -21,6 +21,12 @@ response names the source its numbers came from. Whole result lists are read pac
 and single queries from the pair grades: ``Freshness.lists`` and ``Freshness.pairs``
 say which source each of them uses.
 
+Whose grades make the consensus is part of the answer (``Grades``): the trigger-kept
+tables and the stored series hold the human raters' grades only (machine judges' events
+are no rater's current answer, judgements/sql/pair_grades.sql), so numbers from machine
+judges' grades, alone or with the humans', are always computed from the log (source
+``log``), and every page and response names their grades beside the source.
+
 The answer and the reads that follow it see one state of the database: a dashboard
 runs in one REPEATABLE READ transaction (``one_snapshot``), so a grade recorded while
 the page is built can neither make the answer wrong nor count in half the numbers.
@@ -62,12 +68,13 @@ SOURCE_HELP = (
     "moment (a past moment, or events dated after it). All four give the same values."
 )
 
-# Whether the trigger-kept tables hold the state as of %(moment)s: no event of the
-# project is dated later.
+# Whether the trigger-kept tables hold the state as of %(moment)s: no human event of
+# the project is dated later (machine judges' events change none of them).
 NOTHING_AFTER_SQL = """NOT EXISTS (
     SELECT FROM judgements_judgement later
     JOIN judgements_query query ON query.id = later.query_id
-    WHERE query.project_id = %(project)s AND later.created_at > {moment})"""
+    WHERE query.project_id = %(project)s AND later.created_at > {moment}
+      AND later.source <> 'machine')"""
 
 # Each statement of the rule names it, so that a test can count how often it is asked.
 RULE_MARK = "/* metrics.sources.freshness */"
@@ -107,17 +114,52 @@ NEWER_SQL = f"SELECT {NOTHING_AFTER_SQL.format(moment='%(moment)s')} /* newest p
 
 
 @dataclass(frozen=True)
+class Grades:
+    """Whose current grades make each pair's consensus: human raters' (``humans``) and
+    the machine judges' of ``judges`` (their accounts' ids). ``name`` is the choice a
+    page or the API offers (judgements.machine.gate): human, machine or both."""
+
+    name: str = "human"
+    humans: bool = True
+    judges: tuple[int, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """What a page prints beside its parameters."""
+        return f"grades: {GRADES_LABELS[self.name]}"
+
+    @property
+    def human_only(self) -> bool:
+        """The grades the trigger-kept tables and the stored series hold."""
+        return self.humans and not self.judges
+
+
+GRADES_LABELS = {
+    "human": "human grades",
+    "machine": "machine judges' grades",
+    "both": "human grades and certified machine judges",
+}
+GRADES_HELP = (
+    "Whose grades made the consensus: 'human', the human raters; 'machine', the "
+    "project's machine judges; 'both', the human raters and the machine judges the "
+    "project's gate admits (certified). Machine and both are computed from the log."
+)
+HUMAN = Grades()
+
+
+@dataclass(frozen=True)
 class Freshness:
     """The rule's answer for one project, spec and moment.
 
     ``moment`` is what the numbers hold as of; ``stored``: the stored series holds them;
     ``derived``: the trigger-kept tables (packed rows, pair grades) hold the state as of
-    ``moment``.
+    ``moment``; ``grades``: whose grades (both false unless the human raters' only).
     """
 
     moment: dt.datetime
     stored: bool
     derived: bool
+    grades: Grades = HUMAN
 
     @property
     def lists(self) -> Source:
@@ -132,13 +174,18 @@ class Freshness:
         return Source.PAIRS if self.derived else Source.LOG
 
 
-def freshness(project, spec=None, *, as_of: dt.datetime | None) -> Freshness:
+def freshness(
+    project, spec=None, *, as_of: dt.datetime | None, grades: Grades = HUMAN
+) -> Freshness:
     """Which source holds the numbers of ``spec`` for the project as of ``as_of`` (now
-    when None): one SQL statement (two when the newest point is older than now).
-    Without ``spec``, or for a past moment or a spec the project does not keep, the
-    stored series is not asked."""
+    when None), from ``grades``: one SQL statement (two when the newest point is older
+    than now). Without ``spec``, or for a past moment or a spec the project does not
+    keep, the stored series is not asked; nor anything for grades other than the
+    human raters' (the log)."""
     if as_of is not None or spec is None or spec not in stored_specs(project):
-        return grades_freshness(project.pk, as_of=as_of)
+        return grades_freshness(project.pk, as_of=as_of, grades=grades)
+    if not grades.human_only:
+        return Freshness(moment=timezone.now(), stored=False, derived=False, grades=grades)
     moment = timezone.now()
     params = {"project": project.pk, "metric": spec.name, "moment": moment}
     with connection.cursor() as cursor:
@@ -155,10 +202,14 @@ def freshness(project, spec=None, *, as_of: dt.datetime | None) -> Freshness:
     )
 
 
-def grades_freshness(project_id: int, *, as_of: dt.datetime | None) -> Freshness:
+def grades_freshness(
+    project_id: int, *, as_of: dt.datetime | None, grades: Grades = HUMAN
+) -> Freshness:
     """``freshness`` for numbers the stored series does not keep (agreement, the pool,
     a past moment): whether the trigger-kept tables hold the state as of ``as_of``."""
     moment = as_of or timezone.now()
+    if not grades.human_only:
+        return Freshness(moment=moment, stored=False, derived=False, grades=grades)
     with connection.cursor() as cursor:
         cursor.execute(DERIVED_SQL, {"project": project_id, "moment": moment})
         [derived] = cursor.fetchone()

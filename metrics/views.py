@@ -4,12 +4,14 @@ parameters render the form's message with status 400."""
 
 from django.contrib import messages
 from django.db.models import Max
+from django.http import HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_POST
 
 from judgements.api.catalogue import streamed
+from judgements.machine.gate import grades_of
 from judgements.models import Project, Query, RankedHits, ResultList
 from judgements.queue import queue_request_grades
 from judgements.roles import Role, role_required
@@ -19,6 +21,7 @@ from metrics.dashboards.agreement import disputed_pairs
 from metrics.dashboards.labels import parameter_line
 from metrics.exports import series_export as series_export_of
 from metrics.forms import CompareForm, GradeRequestForm, MetricForm, QueryTableForm, RatersForm
+from metrics.sources import GRADES_LABELS
 from searchlogs.dashboards import online_for_query, online_overview
 
 
@@ -29,6 +32,8 @@ def _page(request, template, form, build, **context):
         return render(request, template, context, status=400)
     spec = form.cleaned_data.get("spec")
     params = parameter_line(spec) if spec else form.parameter_line()
+    if "grades" in form.cleaned_data:
+        params = [*params, form.chosen_grades.label]
     return render(
         request, template, {**context, "spec": spec, "params": params, "data": build(form)}
     )
@@ -46,7 +51,9 @@ def overview(request, slug):
     form = MetricForm(request.GET, project=project)
 
     def build(form):
-        return dashboards.project_overview(project, form.spec, as_of=form.moment)
+        return dashboards.project_overview(
+            project, form.spec, as_of=form.moment, grades=form.chosen_grades
+        )
 
     online = online_overview(project)
     return _page(request, "metrics/overview.html", form, build, project=project, online=online)
@@ -67,6 +74,7 @@ def queries(request, slug, result_list_id):
             sort=form.ordering,
             text=form.cleaned_data["q"],
             page=request.GET.get("page"),
+            grades=form.chosen_grades,
         )
 
     context = {"project": project, "result_list": result_list}
@@ -81,7 +89,9 @@ def query_detail(request, slug, result_list_id, query_id):
     form = MetricForm(request.GET, project=project)
 
     def build(form):
-        return dashboards.query_detail(project, result_list, query, form.spec, as_of=form.moment)
+        return dashboards.query_detail(
+            project, result_list, query, form.spec, as_of=form.moment, grades=form.chosen_grades
+        )
 
     context = {"project": project, "result_list": result_list, "query": query}
     context["online"] = online_for_query(project, query)
@@ -107,6 +117,7 @@ def compare(request, slug):
             form.spec,
             as_of=form.moment,
             page=request.GET.get("page"),
+            grades=form.chosen_grades,
         )
 
     return _page(request, "metrics/compare.html", form, build, project=project)
@@ -157,9 +168,16 @@ def query_links(project: Project, query_ids) -> dict[int, str]:
 
 @role_required(Role.ANALYST)
 def series_export(request, slug):
-    """The stored metric series of every result list, as CSV."""
+    """The metric series of every result list, as CSV: stored, or replayed from the log
+    for ``?grades=machine`` or ``both``."""
     project = get_object_or_404(Project, slug=slug)
-    return streamed(series_export_of(project=project))
+    chosen = request.GET.get("grades") or "human"
+    if chosen not in GRADES_LABELS:
+        choices = ", ".join(GRADES_LABELS)
+        message = f"grades: {chosen!r} is not one of {choices}."
+        return HttpResponseBadRequest(message, content_type="text/plain")
+    grades = grades_of(project, chosen)
+    return streamed(series_export_of(project=project, grades=grades))
 
 
 @role_required(Role.ANALYST)

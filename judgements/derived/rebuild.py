@@ -25,9 +25,9 @@ SETTING = "judgements.defer_derived"
 
 # Each rater's current answer on each pair of the project: the rule of
 # judgements_current_answers() (judgements/sql/pair_grades.sql), newest event by
-# created_at then id, spelled over the whole project at once as one sort of its log
-# instead of an index probe per pair. tests/judgements/test_rebuild.py holds the two to
-# the same answers.
+# created_at then id, machine judges' events left out, spelled over the whole project at
+# once as one sort of its log instead of an index probe per pair.
+# tests/judgements/test_rebuild.py holds the two to the same answers.
 ANSWERS_SQL = """
 CREATE TEMPORARY TABLE rebuild_answers ON COMMIT DROP AS
 SELECT DISTINCT ON (event.query_id, event.document_id, event.rater_id)
@@ -35,6 +35,7 @@ SELECT DISTINCT ON (event.query_id, event.document_id, event.rater_id)
        event.created_at
 FROM judgements_judgement event
 WHERE event.query_id IN (SELECT id FROM judgements_query WHERE project_id = %(project)s)
+  AND event.source <> 'machine'
 ORDER BY event.query_id, event.document_id, event.rater_id, event.created_at DESC,
          event.id DESC;
 ANALYZE rebuild_answers;

@@ -7,7 +7,8 @@ One module per concern, every model importable from here as before:
 - ``log``: the append-only judgement log;
 - ``derived``: the tables kept from the log and the hits (docs/derived-state.md);
 - ``queue``: the rating queue's pool, requests, tallies, leases and skips;
-- ``jobs``: background work and its uploads.
+- ``jobs``: background work and its uploads;
+- ``machine``: machine judges, their runs, answers, canaries and the project's gate.
 """
 
 from judgements.models.catalogue import Document, Hit, Query, ResultList
@@ -20,6 +21,14 @@ from judgements.models.derived import (
 )
 from judgements.models.jobs import Job, JobUpload
 from judgements.models.log import Judgement
+from judgements.models.machine import (
+    MachineAnswer,
+    MachineCanary,
+    MachineGate,
+    MachineJudge,
+    MachineRun,
+    MachineRunItem,
+)
 from judgements.models.project import (
     MAX_DEPTH,
     MAX_GRADE_MAGNITUDE,
@@ -64,6 +73,12 @@ __all__ = [
     "Job",
     "JobUpload",
     "Judgement",
+    "MachineAnswer",
+    "MachineCanary",
+    "MachineGate",
+    "MachineJudge",
+    "MachineRun",
+    "MachineRunItem",
     "MeanOver",
     "NegativeGrades",
     "PackedPolicy",

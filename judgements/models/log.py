@@ -28,6 +28,12 @@ class Judgement(models.Model):
         IMPORT = "import", "import"
         DEMO = "demo", "demo data"
         GENERATED = "generated", "generated load"
+        # A machine judge's answer (judgements.machine): no rater's current answer, so out
+        # of every human number (HUMAN_EVENT_SQL, migration 0022); the project's gate may
+        # admit it into the "both" grades.
+        MACHINE = "machine", "machine judge"
+        # An analyst's own grade replacing a machine judge's on one pair: a human event.
+        OVERRULE = "overrule", "analyst's overrule of a machine grade"
 
     # judgement_latest_idx and judgement_rater_idx lead with query and rater.
     query = models.ForeignKey(

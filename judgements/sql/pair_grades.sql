@@ -17,8 +17,11 @@
 -- (one sort of its log, no per-pair probe). Deferral: migration 0021.
 
 -- The one rule for "a rater's current answer": each rater's newest event on a pair, by
--- created_at then id, read per pair through judgement_latest_idx. The ORM's twin is
--- Judgement.objects.current() (judgements/querysets.py).
+-- created_at then id, read per pair through judgement_latest_idx. Machine judges' events
+-- (source 'machine', judgements.machine) are no rater's answer: they enter no human
+-- number (pair grades, queue slots), and their consensus is computed in numpy from the
+-- log when a dashboard asks for machine or both grades. The ORM's twin is
+-- Judgement.objects.current() (judgements/querysets.py). Machine rule: migration 0022.
 CREATE OR REPLACE FUNCTION judgements_current_answers(pair_queries bigint[], pair_documents bigint[])
  RETURNS TABLE(query_id bigint, document_id bigint, rater_id integer, kind character varying, grade smallint, created_at timestamp with time zone)
  LANGUAGE sql
@@ -35,6 +38,7 @@ AS $$
             event.rater_id, event.kind, event.grade, event.created_at
         FROM judgements_judgement event
         WHERE event.query_id = touched.query_id AND event.document_id = touched.document_id
+          AND event.source <> 'machine'
         ORDER BY event.rater_id, event.created_at DESC, event.id DESC
     ) AS newest
 $$;
@@ -131,7 +135,8 @@ DECLARE
     pair_documents bigint[];
 BEGIN
     SELECT array_agg(query_id), array_agg(document_id) INTO pair_queries, pair_documents
-    FROM (SELECT DISTINCT query_id, document_id FROM added_judgements) AS added;
+    FROM (SELECT DISTINCT query_id, document_id FROM added_judgements
+          WHERE source <> 'machine') AS added;
     IF pair_queries IS NOT NULL THEN
         PERFORM judgements_pair_grades_recount(pair_queries, pair_documents, true);
     END IF;

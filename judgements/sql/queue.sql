@@ -6,6 +6,8 @@
 -- Bulk loads skip these triggers (SET LOCAL judgements.defer_derived = on, the WHEN of
 -- each trigger) and rebuild the project once, set-based, in judgements/derived/rebuild.py
 -- (one sort of its log, no per-pair probe). Deferral: migration 0021.
+-- Machine judges' events take no rater's slot (judgements_current_answers leaves them
+-- out): migration 0022.
 
 CREATE OR REPLACE FUNCTION judgements_queue_recount(pair_queries bigint[], pair_documents bigint[])
  RETURNS void
@@ -165,7 +167,8 @@ DECLARE
     pair_documents bigint[];
 BEGIN
     SELECT array_agg(query_id), array_agg(document_id) INTO pair_queries, pair_documents
-    FROM (SELECT DISTINCT query_id, document_id FROM added_judgements) AS added;
+    FROM (SELECT DISTINCT query_id, document_id FROM added_judgements
+          WHERE source <> 'machine') AS added;
     IF pair_queries IS NOT NULL THEN
         PERFORM judgements_queue_recount(pair_queries, pair_documents);
     END IF;

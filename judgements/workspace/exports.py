@@ -57,7 +57,15 @@ def project_exports(project: Project, result_lists) -> list[DownloadGroup]:
         ),
         DownloadGroup(
             "Metric series",
-            "The stored mean of every result list over time, with its parameters.",
-            [Download("CSV", reverse("metrics:series_export", args=[slug]))],
+            "The mean of every result list over time, with its parameters: stored for "
+            "human grades, replayed from the log for machine judges' grades or both.",
+            [
+                Download(label, f"{reverse('metrics:series_export', args=[slug])}{query}")
+                for label, query in (
+                    ("CSV, human grades", ""),
+                    ("CSV, machine judges' grades", "?grades=machine"),
+                    ("CSV, both", "?grades=both"),
+                )
+            ],
         ),
     ]

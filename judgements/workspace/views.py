@@ -61,7 +61,8 @@ def guidelines_preview(request):
 def project(request, slug):
     project = get_object_or_404(Project, slug=slug)
     result_lists = project.result_lists.annotate(hit_count=Count("hits"))
-    events = Judgement.objects.for_project(project)
+    # Machine judges' answers have their own page; these count human raters' events.
+    events = Judgement.objects.for_project(project).human()
     ctx = {
         "project": project,
         "query_count": project.queries.count(),

@@ -32,7 +32,7 @@ from metrics.api.common import (
 from metrics.dashboards.series import LIST_COLUMNS, QUERY_COLUMNS, stored_series
 from metrics.forms import MetricForm, SeriesForm
 from metrics.registry import stored_specs
-from metrics.sources import SOURCE_HELP, Source
+from metrics.sources import GRADES_HELP, GRADES_LABELS, SOURCE_HELP, Source
 
 
 class ResultListSeriesApi(APIView):
@@ -65,7 +65,12 @@ class ResultListSeriesApi(APIView):
         result_list = ResultListRefSerializer()
         spec = MetricSpecSerializer()
         kept = serializers.BooleanField(help_text="Whether the project keeps this series now.")
-        source = serializers.ChoiceField(choices=SOURCES, help_text="Always 'stored'.")
+        source = serializers.ChoiceField(
+            choices=SOURCES,
+            help_text="'stored' for the human raters' grades; 'log' for other grades, "
+            "whose points are replayed from the log at each day's end.",
+        )
+        grades = serializers.ChoiceField(choices=list(GRADES_LABELS), help_text=GRADES_HELP)
         results = PointSerializer(many=True)
 
     permission_classes = [IsAnalyst]
@@ -80,7 +85,10 @@ class ResultListSeriesApi(APIView):
         query = None if query_id is None else query_of(result_list, query_id)
         form = valid(SeriesForm(request.query_params, project=result_list.project))
         since, until = form.cleaned_data["since"], form.moment
-        points = stored_series(result_list, form.spec, query=query, since=since, until=until)
+        grades = form.chosen_grades
+        points = stored_series(
+            result_list, form.spec, query=query, since=since, until=until, grades=grades
+        )
         if form.cleaned_data["format"] == "csv":
             columns = [*self.columns, "coverage"]
             return _csv_response(points, columns, _filename(result_list, query))
@@ -89,7 +97,8 @@ class ResultListSeriesApi(APIView):
             "result_list": result_list_ref(result_list),
             "spec": spec_data(form.spec),
             "kept": form.spec in stored_specs(result_list.project),
-            "source": Source.STORED,
+            "source": Source.STORED if grades.human_only else Source.LOG,
+            "grades": grades.name,
             **({"query": query_names([query.pk])[query.pk]} if query else {}),
             **links,
             "results": page,
@@ -117,7 +126,12 @@ class QuerySeriesApi(ResultListSeriesApi):
         query = QueryRefSerializer()
         spec = MetricSpecSerializer()
         kept = serializers.BooleanField(help_text="Whether the project keeps this series now.")
-        source = serializers.ChoiceField(choices=SOURCES, help_text="Always 'stored'.")
+        source = serializers.ChoiceField(
+            choices=SOURCES,
+            help_text="'stored' for the human raters' grades; 'log' for other grades, "
+            "whose points are replayed from the log at each day's end.",
+        )
+        grades = serializers.ChoiceField(choices=list(GRADES_LABELS), help_text=GRADES_HELP)
         results = PointSerializer(many=True)
 
     columns = QUERY_COLUMNS
@@ -185,6 +199,7 @@ class QueryWorkingApi(APIView):
             help_text=f"{SOURCE_HELP} The working is computed from the pair grades: 'pairs' "
             "or 'log'.",
         )
+        grades = serializers.ChoiceField(choices=list(GRADES_LABELS), help_text=GRADES_HELP)
         ndcg = serializers.FloatField()
         dcg = serializers.FloatField()
         idcg = serializers.FloatField()
@@ -202,7 +217,10 @@ class QueryWorkingApi(APIView):
         query = query_of(result_list, query_id)
         project = result_list.project
         form = valid(MetricForm(request.query_params, project=project))
-        detail = dashboards.query_detail(project, result_list, query, form.spec, as_of=form.moment)
+        grades = form.chosen_grades
+        detail = dashboards.query_detail(
+            project, result_list, query, form.spec, as_of=form.moment, grades=grades
+        )
         result = detail.result
         body = {
             "result_list": result_list_ref(result_list),
@@ -210,6 +228,7 @@ class QueryWorkingApi(APIView):
             "spec": spec_data(form.spec),
             "as_of": detail.as_of,
             "source": detail.source,
+            "grades": grades.name,
             "ndcg": result.ndcg,
             "dcg": result.dcg,
             "idcg": result.idcg,

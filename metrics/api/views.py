@@ -40,7 +40,7 @@ from metrics.dashboards.result_list import result_list_metrics
 from metrics.dashboards.unjudged import unjudged_work
 from metrics.evaluate import INTERVAL_SEED
 from metrics.forms import GateForm, MetricForm, UnjudgedForm
-from metrics.sources import SOURCE_HELP
+from metrics.sources import GRADES_HELP, GRADES_LABELS, SOURCE_HELP
 
 
 class MeasuresSerializer(serializers.Serializer):
@@ -93,6 +93,7 @@ class ResultListMetricsApi(APIView):
             help_text="The source of the per-query values in ``results`` and ``means``, "
             "which are computed from the grades: 'packed' or 'log'.",
         )
+        grades = serializers.ChoiceField(choices=list(GRADES_LABELS), help_text=GRADES_HELP)
         queries = serializers.IntegerField(help_text="Queries in the mean.")
         mean = serializers.FloatField(allow_null=True, help_text="Mean NDCG; null: no query.")
         interval = IntervalSerializer(help_text="Percentile bootstrap interval of the mean.")
@@ -116,7 +117,13 @@ class ResultListMetricsApi(APIView):
     def get(self, request, pk):
         result_list = result_list_of(pk)
         form = valid(MetricForm(request.query_params, project=result_list.project))
-        found = result_list_metrics(result_list.project, result_list, form.spec, as_of=form.moment)
+        found = result_list_metrics(
+            result_list.project,
+            result_list,
+            form.spec,
+            as_of=form.moment,
+            grades=form.chosen_grades,
+        )
         evaluation, summary = found.evaluation, found.summary
         page, links = paged(request, self, range(len(evaluation.query_ids)))
         names = query_names(evaluation.query_ids[page].tolist())
@@ -127,6 +134,7 @@ class ResultListMetricsApi(APIView):
             "as_of": summary.as_of,
             "source": summary.source,
             "results_source": evaluation.source,
+            "grades": form.chosen_grades.name,
             "queries": summary.queries,
             "mean": number(summary.mean),
             "interval": interval_data(summary.interval, INTERVAL_SEED),
@@ -256,6 +264,7 @@ class CompareApi(APIView):
         spec = MetricSpecSerializer()
         as_of = serializers.DateTimeField()
         source = serializers.ChoiceField(choices=SOURCES, help_text=SOURCE_HELP)
+        grades = serializers.ChoiceField(choices=list(GRADES_LABELS), help_text=GRADES_HELP)
         a = ListSerializer()
         b = ListSerializer()
         queries = serializers.IntegerField(help_text="Queries both lists returned.")
@@ -287,7 +296,13 @@ class CompareApi(APIView):
         data = form.cleaned_data
         lists = project.result_lists.select_related("project").in_bulk([data["a"], data["b"]])
         found = dashboards.comparison(
-            project, lists[data["a"]], lists[data["b"]], form.spec, as_of=form.moment, page=None
+            project,
+            lists[data["a"]],
+            lists[data["b"]],
+            form.spec,
+            as_of=form.moment,
+            page=None,
+            grades=form.chosen_grades,
         )
         page, links = paged(request, self, found.ordered)
         names = query_names(
@@ -300,6 +315,7 @@ class CompareApi(APIView):
             "spec": spec_data(form.spec),
             "as_of": found.as_of,
             "source": found.source,
+            "grades": form.chosen_grades.name,
             "a": _compared(found.a, found.mean_a),
             "b": _compared(found.b, found.mean_b),
             "queries": found.queries,

@@ -168,6 +168,7 @@ cant_tell AS (
     FROM judgements_judgement event
     JOIN judgements_query query ON query.id = event.query_id
     WHERE query.project_id = %(project)s AND event.kind = 'cant_tell'
+      AND event.source <> 'machine'
       AND event.created_at <= %(as_of)s
       AND NOT EXISTS (
           SELECT FROM judgements_judgement later

@@ -17,7 +17,7 @@ from metrics.core.stats import (
 )
 from metrics.dashboards.evaluations import Evaluation, list_evaluations
 from metrics.registry import MetricSpec
-from metrics.sources import Source, freshness, one_snapshot
+from metrics.sources import HUMAN, Grades, Source, freshness, one_snapshot
 
 RESAMPLES = 10_000
 SEED = 0
@@ -102,10 +102,12 @@ def comparison(
     as_of: dt.datetime | None,
     page: int | None,
     page_size: int = PAGE_SIZE,
+    grades: Grades = HUMAN,
 ) -> Comparison:
     """Paired comparison of ``b`` against ``a`` over the queries both returned (those
-    with a current grade, when the metric's mean is over judged queries)."""
-    fresh = freshness(project, spec, as_of=as_of)
+    with a current grade, when the metric's mean is over judged queries), on the
+    consensus of ``grades``."""
+    fresh = freshness(project, spec, as_of=as_of, grades=grades)
     first, second = list_evaluations(project, spec, fresh=fresh, result_lists=[a, b])
     common = np.intersect1d(first.query_ids[first.counted], second.query_ids[second.counted])
     values_a, values_b = first.values_for(common), second.values_for(common)

@@ -23,9 +23,10 @@ from metrics.dashboards.evaluations import Evaluation, epoch_ms, list_evaluation
 from metrics.dashboards.labels import parameter_line
 from metrics.evaluate import INTERVAL_CONFIDENCE, INTERVAL_RESAMPLES, INTERVAL_SEED
 from metrics.models import MetricPoint
+from metrics.refresh import replayed_series
 from metrics.registry import MetricSpec, project_spec
 from metrics.revisions import revisions_per_week
-from metrics.sources import Freshness, Source, freshness, one_snapshot
+from metrics.sources import HUMAN, Freshness, Grades, Source, freshness, one_snapshot
 
 # Each list's newest overall point: one index descent per list.
 OVERALL_SQL = """
@@ -169,7 +170,12 @@ class Overview:
 
     @property
     def series_params(self) -> list[str]:
-        return parameter_line(self.series_spec)
+        return [*parameter_line(self.series_spec), self.fresh.grades.label]
+
+    @property
+    def series_replayed(self) -> bool:
+        """Whether the series was replayed from the log (no stored series holds its grades)."""
+        return not self.fresh.grades.human_only
 
     @property
     def chart(self) -> dict:
@@ -199,9 +205,13 @@ class Overview:
 
 
 @one_snapshot
-def project_overview(project: Project, spec: MetricSpec, *, as_of: dt.datetime | None) -> Overview:
-    """Every result list's mean with its interval, the pool's progress and the charts' data."""
-    fresh = freshness(project, spec, as_of=as_of)
+def project_overview(
+    project: Project, spec: MetricSpec, *, as_of: dt.datetime | None, grades: Grades = HUMAN
+) -> Overview:
+    """Every result list's mean with its interval, the pool's progress and the charts' data,
+    on the consensus of ``grades`` (the stored series holds the human raters'; other
+    grades' series are replayed from the log, ``metrics.refresh.replayed_series``)."""
+    fresh = freshness(project, spec, as_of=as_of, grades=grades)
     result_lists = list(project.result_lists.order_by("captured_at", "name"))
     # A past moment's grades are replayed from the log once, for the lists and the pool.
     pairs = None
@@ -215,7 +225,10 @@ def project_overview(project: Project, spec: MetricSpec, *, as_of: dt.datetime |
             project, spec, fresh=fresh, result_lists=result_lists, pairs=pairs
         )
     series_spec = project_spec(project)
-    series = mean_series(project, series_spec, as_of=as_of)
+    if fresh.grades.human_only:
+        series = mean_series(project, series_spec, as_of=as_of)
+    else:
+        series = replayed_mean_series(project, series_spec, fresh=fresh)
     pool = pool_progress(project, fresh=fresh, pairs=pairs)
     weeks = [WeekCount(*row) for row in revisions_per_week(project.pk, as_of=as_of)]
     return Overview(spec, fresh, summaries, pool, series_spec, series, weeks)
@@ -340,6 +353,16 @@ def mean_series(
         "result_list__name", *SERIES_FIELDS
     )
     return [SeriesPoint(*row) for row in rows]
+
+
+def replayed_mean_series(project: Project, spec: MetricSpec, *, fresh) -> list[SeriesPoint]:
+    """``mean_series`` of other grades than the human raters' (``fresh.grades``), which no
+    stored series holds: computed from the log at each day's end, as a rebuild would."""
+    points = replayed_series(project, spec, grades=fresh.grades, until=fresh.moment)
+    return [
+        SeriesPoint(point.result_list.name, *(getattr(point, name) for name in SERIES_FIELDS))
+        for point in points
+    ]
 
 
 SERIES_FIELDS = [

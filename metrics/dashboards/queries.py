@@ -11,10 +11,10 @@ from metrics import selectors
 from metrics.core import NdcgResult, RankRow, ideal_grades, ndcg
 from metrics.dashboards.evaluations import Evaluation, epoch_ms, list_evaluations
 from metrics.dashboards.labels import parameter_line
-from metrics.models import MetricPoint
+from metrics.dashboards.series import stored_series
 from metrics.registry import MetricSpec, project_spec
 from metrics.revisions import Revision, query_revisions
-from metrics.sources import Source, freshness, grades_freshness, one_snapshot
+from metrics.sources import HUMAN, Grades, Source, freshness, grades_freshness, one_snapshot
 
 PAGE_SIZE = 100
 
@@ -76,9 +76,11 @@ def query_table(
     sort: str,
     text: str,
     page: int | None,
+    grades: Grades = HUMAN,
 ) -> QueryTable:
-    """One page of the result list's queries, filtered by text and sorted by ``sort``."""
-    fresh = freshness(project, spec, as_of=as_of)
+    """One page of the result list's queries, filtered by text and sorted by ``sort``
+    (the consensus of ``grades``)."""
+    fresh = freshness(project, spec, as_of=as_of, grades=grades)
     before = previous_list(result_list)
     lists = [result_list] if before is None else [result_list, before]
     evaluations = list_evaluations(project, spec, fresh=fresh, result_lists=lists)
@@ -179,10 +181,16 @@ class QueryDetail:
     revisions: list[Revision]
     # The working is always computed from the pair grades (or the log), never read back.
     source: Source
+    grades: Grades
 
     @property
     def series_params(self) -> list[str]:
-        return parameter_line(self.series_spec)
+        return [*parameter_line(self.series_spec), self.grades.label]
+
+    @property
+    def series_replayed(self) -> bool:
+        """Whether the series was replayed from the log (no stored series holds its grades)."""
+        return not self.grades.human_only
 
     @property
     def chart(self) -> dict:
@@ -212,10 +220,12 @@ def query_detail(
     spec: MetricSpec,
     *,
     as_of: dt.datetime | None,
+    grades: Grades = HUMAN,
 ) -> QueryDetail:
-    """The ranked hits with every rater's grade, and NDCG's working rank by rank."""
+    """The ranked hits with the grade of every rater of ``grades``, and NDCG's working
+    rank by rank."""
     # One query's working is computed whatever the metric: the stored series is not asked.
-    fresh = grades_freshness(project.pk, as_of=as_of)
+    fresh = grades_freshness(project.pk, as_of=as_of, grades=grades)
     moment = fresh.moment
     hits = list(
         Hit.objects.filter(result_list=result_list, query=query)
@@ -229,7 +239,7 @@ def query_detail(
     ranked = [consensus.get(hit.document_id) for hit in hits]
     result = _ndcg(spec, ranked, pairs.grades)
     evaluated = _evaluated_hits(hits, ranked, spec)
-    raters, grades = _rater_grades(query, moment)
+    raters, rater_grades = _rater_grades(query, moment, fresh.grades)
     returned = {hit.document_id for hit in hits}
     missed = [grade for document, grade in consensus.items() if document not in returned]
     return QueryDetail(
@@ -237,13 +247,16 @@ def query_detail(
         result_list=result_list,
         as_of=moment,
         raters=raters,
-        hits=_hit_rows(hits, ranked, raters, grades, {hit.pk for hit in evaluated}),
+        hits=_hit_rows(hits, ranked, raters, rater_grades, {hit.pk for hit in evaluated}),
         result=result,
         working=_working(result, evaluated),
         judged_not_returned=len(missed),
         relevant_not_returned=sum(1 for grade in missed if grade > 0),
         series_spec=project_spec(project),
-        series=query_series(result_list, query, project_spec(project), as_of=as_of),
+        grades=fresh.grades,
+        series=query_series(
+            result_list, query, project_spec(project), as_of=as_of, grades=fresh.grades
+        ),
         revisions=query_revisions(query.pk, as_of=as_of),
         source=fresh.pairs,
     )
@@ -292,22 +305,22 @@ def _working(result: NdcgResult, evaluated: list) -> list[WorkingRow]:
     ]
 
 
-def _rater_grades(query: Query, moment: dt.datetime) -> tuple[list[str], dict]:
+def _rater_grades(query: Query, moment: dt.datetime, grades: Grades) -> tuple[list[str], dict]:
     current = (
         Judgement.objects.for_query(query)
         .as_of(moment)
-        .current_grades()
+        .current_grades(grades)
         .values_list("document_id", "rater__username", "grade")
     )
     grades = {(document, rater): grade for document, rater, grade in current}
     return sorted({rater for _, rater in grades}), grades
 
 
-def query_series(result_list, query, spec: MetricSpec, *, as_of) -> list[tuple]:
-    """The query's stored NDCG over time and its coverage: ``(as_of, value, judged,
-    retrieved, judgements)``, oldest first."""
-    points = MetricPoint.objects.filter(result_list=result_list, query=query, metric=spec.name)
-    if as_of is not None:
-        points = points.filter(as_of__lte=as_of)
+def query_series(
+    result_list, query, spec: MetricSpec, *, as_of, grades: Grades = HUMAN
+) -> list[tuple]:
+    """The query's NDCG over time and its coverage: ``(as_of, value, judged, retrieved,
+    judgements)``, oldest first; stored for the human raters' grades, else replayed."""
     columns = ("as_of", "value", "judged", "retrieved", "judgements")
-    return list(points.order_by("as_of").values_list(*columns))
+    points = stored_series(result_list, spec, query=query, until=as_of, grades=grades)
+    return [tuple(point[name] for name in columns) for point in points]

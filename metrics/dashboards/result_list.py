@@ -19,7 +19,7 @@ from metrics.core.segments import condense, offsets_from_lengths, positions, seg
 from metrics.dashboards.evaluations import Evaluation, computed_evaluation, counted_as
 from metrics.dashboards.overview import ListSummary, computed_summary, stored_summaries
 from metrics.registry import MetricSpec
-from metrics.sources import freshness, one_snapshot
+from metrics.sources import HUMAN, Grades, freshness, one_snapshot
 
 # The lowest consensus grade that P, AP and RR count as relevant: trec_eval's -l 1.
 RELEVANT_FROM = 1.0
@@ -47,13 +47,19 @@ class ResultListMetrics:
 
 @one_snapshot
 def result_list_metrics(
-    project: Project, result_list: ResultList, spec: MetricSpec, *, as_of: dt.datetime | None
+    project: Project,
+    result_list: ResultList,
+    spec: MetricSpec,
+    *,
+    as_of: dt.datetime | None,
+    grades: Grades = HUMAN,
 ) -> ResultListMetrics:
     """Every measure of the list's queries from one read of its grades (packed when they
     hold as of the moment, else replayed from the log), and the mean with its interval:
     the list's stored overall point when the series is current, else computed
-    (``metrics.sources`` decides, once)."""
-    fresh = freshness(project, spec, as_of=as_of)
+    (``metrics.sources`` decides, once; from the log for other grades than the human
+    raters')."""
+    fresh = freshness(project, spec, as_of=as_of, grades=grades)
     grades, result = evaluate.result_list_evaluate(result_list, spec, fresh=fresh)
     evaluation = computed_evaluation(result_list, fresh, grades, result)
     # The mean counts the queries of the metric's mean_over (under "all", unreturned too).

@@ -95,6 +95,8 @@ def valid_values(judged) -> dict[str, str]:
         "url": "x",
         "kind": "queries",
         "job_id": "6f1c2a3e-0000-4000-8000-000000000000",
+        "judge_id": "1",
+        "run_id": "1",
     }
 
 

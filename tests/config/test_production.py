@@ -210,6 +210,8 @@ def page_paths(project: Project) -> list[str]:
         "token": "set-password",
         "kind": "queries",
         "job_id": Job.objects.create(kind="queries", label="queries.csv", project=project).pk,
+        "judge_id": project.machine_judges.get().pk,
+        "run_id": project.machine_judges.get().runs.get().pk,
     }
     paths = []
     for route in routes.routes():

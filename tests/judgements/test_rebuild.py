@@ -99,7 +99,7 @@ def test_types_it_does_not_write_are_refused_rather_than_guessed():
 def logged_project(seed: int):
     """A project of two result lists over six queries, pool depth 5 of 8 hits, one
     analyst's request for a deep pair, and a log with revisions, can't-tells,
-    retractions and ties in time."""
+    retractions, ties in time and a machine judge's answers (no rater's answer)."""
     project = ProjectFactory(slug=f"logged-{seed}", judges_per_pair=2, pool_depth=5)
     documents = [DocumentFactory(project=project, external_id=f"D{n}") for n in range(12)]
     for number in range(6):
@@ -134,6 +134,7 @@ def logged_project(seed: int):
                 grade=int(rng.integers(4)) if kind == "grade" else None,
                 # Few distinct moments: ties are decided by id.
                 created_at=start + dt.timedelta(hours=int(rng.integers(6))),
+                source=Judgement.Source.MACHINE if rng.random() < 0.1 else Judgement.Source.API,
             )
         )
     Judgement.objects.bulk_create(events)

@@ -264,7 +264,12 @@ def test_the_project_page_offers_every_export_as_the_apis_streamed_response(
             "JSON Lines",
         ): "/api/projects/outdoor/judgements/export/?format=jsonl",
         ("Result lists", "bm25"): f"/api/result-lists/{run.pk}/export/",
-        ("Metric series", "CSV"): "/metrics/outdoor/series/export/",
+        ("Metric series", "CSV, human grades"): "/metrics/outdoor/series/export/",
+        (
+            "Metric series",
+            "CSV, machine judges' grades",
+        ): "/metrics/outdoor/series/export/?grades=machine",
+        ("Metric series", "CSV, both"): "/metrics/outdoor/series/export/?grades=both",
     }
     for link in links.values():
         response = charlie.get(link)

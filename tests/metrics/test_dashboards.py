@@ -151,7 +151,9 @@ def test_a_judgement_newer_than_the_stored_series_makes_the_page_compute(demo):
     )[0]
     later = before.as_of + dt.timedelta(days=2)
     with time_machine.travel(later, tick=False):
-        for rater in Judgement.objects.order_by().values_list("rater", flat=True).distinct():
+        for rater in (
+            Judgement.objects.human().order_by().values_list("rater", flat=True).distinct()
+        ):
             JudgementFactory(query=hit.query, document=hit.document, rater_id=rater, grade=0)
         after = list_evaluations(
             demo, spec, fresh=freshness(demo, spec, as_of=None), result_lists=[result_list]

@@ -114,9 +114,11 @@ def test_values_as_of_a_past_moment_ignore_later_judgements(demo):
     before = evaluate.metric_points_build(result_list, spec, as_of=AS_OF)
     target = next(point for point in before if 0 < point.value < 1)
     hit = Hit.objects.filter(result_list=result_list, query_id=target.query_id).first()
-    rater = Judgement.objects.filter(query_id=target.query_id).first().rater
+    rater = Judgement.objects.human().filter(query_id=target.query_id).first().rater
     with time_machine.travel(AS_OF + dt.timedelta(days=1), tick=False):
-        for user in Judgement.objects.order_by().values_list("rater", flat=True).distinct():
+        for user in (
+            Judgement.objects.human().order_by().values_list("rater", flat=True).distinct()
+        ):
             JudgementFactory(
                 query_id=target.query_id,
                 document=hit.document,
@@ -179,7 +181,7 @@ def test_a_grade_marks_its_query_stale_and_the_refresh_recomputes_only_it(
     before = MetricPoint.objects.count()
     query = demo.queries.first()
     hit = Hit.objects.filter(query=query).first()
-    rater = Judgement.objects.filter(query=query).first().rater
+    rater = Judgement.objects.human().filter(query=query).first().rater
     with (
         time_machine.travel(later, tick=False),
         django_capture_on_commit_callbacks(execute=False) as callbacks,
@@ -210,7 +212,7 @@ def test_a_refresh_before_the_last_buckets_end_rewrites_that_bucket(demo):
     hit = Hit.objects.get(result_list=result_list, query=old.query, rank=1)
     with time_machine.travel(end - dt.timedelta(hours=5), tick=False):
         for judgement in (
-            Judgement.objects.filter(query=old.query).order_by("rater").distinct("rater")
+            Judgement.objects.human().filter(query=old.query).order_by("rater").distinct("rater")
         ):
             judgement_record(
                 rater=judgement.rater, query=old.query, document=hit.document, grade=0
@@ -239,7 +241,7 @@ def test_the_latest_table_is_the_newest_point_of_every_series(demo):
 
 def test_the_latest_table_follows_rebuilds_of_the_past_and_of_everything(demo):
     before = latest_table()
-    first = Judgement.objects.order_by("created_at").first().created_at
+    first = Judgement.objects.human().order_by("created_at").first().created_at
     # Past buckets only: every latest point is newer, so none may be replaced.
     refresh.metrics_rebuild(project=demo, since=first, until=first + dt.timedelta(days=2))
     assert latest_table() == before == latest_by_distinct_on()
@@ -253,7 +255,9 @@ def test_the_latest_table_follows_new_judgements_and_refreshes(demo):
     query = demo.queries.order_by("id").first()
     hit = Hit.objects.filter(query=query).order_by("rank").first()
     with time_machine.travel(later, tick=False):
-        for judgement in Judgement.objects.filter(query=query).order_by("rater").distinct("rater"):
+        for judgement in (
+            Judgement.objects.human().filter(query=query).order_by("rater").distinct("rater")
+        ):
             judgement_record(rater=judgement.rater, query=query, document=hit.document, grade=0)
         refresh.metrics_refresh(project=demo)
 
@@ -319,7 +323,7 @@ def test_every_overall_point_stores_the_interval_of_its_mean(demo):
 
 def test_the_overall_point_of_a_past_bucket_is_the_same_read_either_way(demo):
     # Rebuilding a past bucket finds the latest points in the series, not the table.
-    first = Judgement.objects.order_by("created_at").first().created_at
+    first = Judgement.objects.human().order_by("created_at").first().created_at
     as_of = first + dt.timedelta(days=3)
     spec = project_spec(demo)
     result_list = demo.result_lists.first()

@@ -105,11 +105,12 @@ def test_the_metric_series_downloads_as_csv(charlie, two_lists):
     lines = b"".join(response.streaming_content).decode().splitlines()
     assert (
         lines[0]
-        == "result_list,metric,as_of,value,ci_low,ci_high,judged,retrieved,queries,zero_idcg"
+        == "result_list,metric,as_of,value,ci_low,ci_high,judged,retrieved,queries,zero_idcg,"
+        "grades"
     )
-    assert [line.split(",")[:3] for line in lines[1:]] == [
-        ["bm25", spec.name, "2026-11-01T00:00:00.000000Z"],
-        ["new", spec.name, "2026-11-01T00:00:00.000000Z"],
+    assert [line.split(",")[:3] + line.split(",")[-1:] for line in lines[1:]] == [
+        ["bm25", spec.name, "2026-11-01T00:00:00.000000Z", "human"],
+        ["new", spec.name, "2026-11-01T00:00:00.000000Z", "human"],
     ]
 
 

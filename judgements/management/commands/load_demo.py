@@ -2,6 +2,7 @@ from django.core.management.base import BaseCommand
 
 from judgements.demo import build_demo
 from judgements.loads import DEMO_PASSWORD, demo_load
+from judgements.machine.demo import demo_judge_load
 from judgements.models import Project
 from metrics.models import MetricPoint
 from metrics.refresh import metrics_rebuild
@@ -25,6 +26,8 @@ class Command(BaseCommand):
             first = min(judgement["created_at"] for judgement in data.judgements)
             written = metrics_rebuild(project=project, since=first, every="day")
             self.stdout.write(f"Metric series rebuilt: {written} per-query points.")
+        answered = demo_judge_load(project)
+        self.stdout.write(f"Demo machine judge (a word-overlap rule): {answered} new answers.")
         logged = demo_search_log_load(Project.objects.get(slug=data.project["slug"]))
         self.stdout.write(f"Search log: {logged.created} new events of {logged.rows}.")
         self.stdout.write(f"Demo logins (password for all: {DEMO_PASSWORD}):")

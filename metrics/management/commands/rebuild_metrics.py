@@ -34,7 +34,7 @@ class Command(BaseCommand):
     def _start(self, project, since):
         if since is not None:
             return dt.datetime.combine(since, dt.time(), tzinfo=dt.UTC)
-        first = Judgement.objects.for_project(project).order_by("created_at").first()
+        first = Judgement.objects.for_project(project).human().order_by("created_at").first()
         return first.created_at if first else None
 
     def _progress(self, slug):
