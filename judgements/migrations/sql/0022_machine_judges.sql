@@ -16,8 +16,8 @@
 -- fire before the queue's (trigger names sort "pair_" before "queue_").
 -- Origin: migration 0005; arrays instead of per-policy columns since 0019.
 -- Bulk loads skip these triggers (SET LOCAL judgements.defer_derived = on, the WHEN of
--- each trigger) and rebuild what they touched once, with the same functions
--- (judgements/derived/rebuild.py). Deferral: migration 0021.
+-- each trigger) and rebuild the project once, set-based, in judgements/derived/rebuild.py
+-- (one sort of its log, no per-pair probe). Deferral: migration 0021.
 
 -- The one rule for "a rater's current answer": each rater's newest event on a pair, by
 -- created_at then id, read per pair through judgement_latest_idx. Machine judges' events
@@ -186,9 +186,10 @@ ALTER TABLE judgements_judgement ENABLE ALWAYS TRIGGER pair_grades_judgements_re
 -- on hits, judgements, requests and projects keep it in step, fired ALWAYS.
 -- Origin: migrations 0004 (pool), 0007 (requests) and 0009 (linear in the pairs touched).
 -- Bulk loads skip these triggers (SET LOCAL judgements.defer_derived = on, the WHEN of
--- each trigger) and rebuild what they touched once, with the same functions
--- (judgements/derived/rebuild.py). Deferral: migration 0021. Machine judges' events take
--- no rater's slot (judgements_current_answers leaves them out): migration 0022.
+-- each trigger) and rebuild the project once, set-based, in judgements/derived/rebuild.py
+-- (one sort of its log, no per-pair probe). Deferral: migration 0021.
+-- Machine judges' events take no rater's slot (judgements_current_answers leaves them
+-- out): migration 0022.
 
 CREATE OR REPLACE FUNCTION judgements_queue_recount(pair_queries bigint[], pair_documents bigint[])
  RETURNS void
