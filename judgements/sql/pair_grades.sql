@@ -11,7 +11,8 @@
 -- pair wait for each other and the second counts the first's events. Rows are written
 -- and locked in (query, document) order, as the queue's rows are, and these triggers
 -- fire before the queue's (trigger names sort "pair_" before "queue_").
--- Origin: migration 0005; arrays instead of per-policy columns since 0019.
+-- Origin: migration 0005; arrays instead of per-policy columns since 0019; a pair that
+-- has a row counted once, not also for the insert, since 0023.
 -- Bulk loads skip these triggers (SET LOCAL judgements.defer_derived = on, the WHEN of
 -- each trigger) and rebuild the project once, set-based, in judgements/derived/rebuild.py
 -- (one sort of its log, no per-pair probe). Deferral: migration 0021.
@@ -78,14 +79,26 @@ DECLARE
     added_documents bigint[] := '{}';
 BEGIN
     IF add_missing THEN
-        -- Pairs without a row get one, counted now. A writer racing on the same new pair
-        -- waits here for this insert and then recounts below, after this commits.
-        WITH added AS (
+        -- Pairs without a row get one, counted now (only they: the others are counted
+        -- once, below). A writer racing on the same new pair waits here for this insert
+        -- and then recounts below, after this commits.
+        WITH missing AS (
+            SELECT array_agg(changed.query_id) AS queries,
+                   array_agg(changed.document_id) AS documents
+            FROM unnest(pair_queries, pair_documents) AS changed (query_id, document_id)
+            WHERE NOT EXISTS (
+                SELECT FROM judgements_pairgrade pair
+                WHERE pair.query_id = changed.query_id
+                  AND pair.document_id = changed.document_id)
+        ),
+        added AS (
             INSERT INTO judgements_pairgrade AS pair
                 (project_id, query_id, document_id, graded, lowest, highest, grades, raters)
             SELECT query.project_id, counted.query_id, counted.document_id, counted.graded,
                    counted.lowest, counted.highest, counted.grades, counted.raters
-            FROM judgements_pair_grades_counted(pair_queries, pair_documents) counted
+            FROM missing
+            CROSS JOIN LATERAL judgements_pair_grades_counted(missing.queries, missing.documents)
+                AS counted
             JOIN judgements_query query ON query.id = counted.query_id
             ORDER BY counted.query_id, counted.document_id
             ON CONFLICT (query_id, document_id) DO NOTHING
