@@ -34,6 +34,12 @@ from metrics.forms import MetricForm, SeriesForm
 from metrics.registry import stored_specs
 from metrics.sources import GRADES_HELP, GRADES_LABELS, SOURCE_HELP, Source
 
+# Where a series' points come from, as both series endpoints answer it.
+SERIES_SOURCE_HELP = (
+    "'stored' for the human raters' grades; 'log' for other grades, whose points are "
+    "replayed from the log at each day's end."
+)
+
 
 class ResultListSeriesApi(APIView):
     """The stored series of the list's mean over queries: one point per moment the
@@ -65,11 +71,7 @@ class ResultListSeriesApi(APIView):
         result_list = ResultListRefSerializer()
         spec = MetricSpecSerializer()
         kept = serializers.BooleanField(help_text="Whether the project keeps this series now.")
-        source = serializers.ChoiceField(
-            choices=SOURCES,
-            help_text="'stored' for the human raters' grades; 'log' for other grades, "
-            "whose points are replayed from the log at each day's end.",
-        )
+        source = serializers.ChoiceField(choices=SOURCES, help_text=SERIES_SOURCE_HELP)
         grades = serializers.ChoiceField(choices=list(GRADES_LABELS), help_text=GRADES_HELP)
         results = PointSerializer(many=True)
 
@@ -126,11 +128,7 @@ class QuerySeriesApi(ResultListSeriesApi):
         query = QueryRefSerializer()
         spec = MetricSpecSerializer()
         kept = serializers.BooleanField(help_text="Whether the project keeps this series now.")
-        source = serializers.ChoiceField(
-            choices=SOURCES,
-            help_text="'stored' for the human raters' grades; 'log' for other grades, "
-            "whose points are replayed from the log at each day's end.",
-        )
+        source = serializers.ChoiceField(choices=SOURCES, help_text=SERIES_SOURCE_HELP)
         grades = serializers.ChoiceField(choices=list(GRADES_LABELS), help_text=GRADES_HELP)
         results = PointSerializer(many=True)
 
