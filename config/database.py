@@ -31,11 +31,11 @@ def database_config(data_dir: Path, environ=os.environ) -> dict:
     """Return Django's ``DATABASES["default"]`` for this environment."""
     url = environ.get("DATABASE_URL", "").strip()
     if url:
-        return config_from_url(url)
-    return config_from_url(embedded_server_uri(data_dir))
+        return config_from_url(url, environ)
+    return config_from_url(embedded_server_uri(data_dir), environ)
 
 
-def config_from_url(url: str) -> dict:
+def config_from_url(url: str, environ=os.environ) -> dict:
     """Turn ``postgres://user:password@host:port/name?host=/socket`` into Django's dict."""
     parts = urlsplit(url)
     if parts.scheme not in ("postgres", "postgresql"):
@@ -51,7 +51,12 @@ def config_from_url(url: str) -> dict:
         "PASSWORD": unquote(parts.password or ""),
         "HOST": host,
         "PORT": str(parts.port or ""),
-        "CONN_MAX_AGE": 0,
+        # Each web process keeps its connection between requests (a new PostgreSQL
+        # backend costs a fork, and compiling the triggers' PL/pgSQL again, on every
+        # request otherwise); Django checks it before reuse and opens a new one when
+        # the server went away, so an outage still heals by itself.
+        "CONN_MAX_AGE": int(environ.get("DATABASE_CONN_MAX_AGE", "60")),
+        "CONN_HEALTH_CHECKS": True,
         "OPTIONS": {key: values[0] for key, values in query.items()},
     }
 

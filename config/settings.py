@@ -142,7 +142,7 @@ UPLOAD_BACKGROUND_BYTES = envint("UPLOAD_BACKGROUND_BYTES", str(4 << 20))
 # anonymous request gets 401 with a WWW-Authenticate header rather than 403).
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "knox.auth.TokenAuthentication",
+        "config.api.tokens.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -233,17 +233,9 @@ if TRUSTED_PROXIES:
     # The proxy terminates TLS and says so in this header.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
-# Rate limits count in a cache every web process shares: a table in PostgreSQL
-# (created by migration judgements 0013), so no cache server is needed. Other caches
-# (figures derived from immutable data) stay in each process's memory.
-CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    "shared": {
-        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
-        "LOCATION": "relevance_judge_cache",
-        "OPTIONS": {"MAX_ENTRIES": 100_000},
-    },
-}
+# Caches hold figures derived from immutable data, in each process's memory. Rate
+# limits, which every web process must share, count in PostgreSQL (config.api.throttles).
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # Login brute-force protection (django-axes): after LOGIN_FAILURE_LIMIT wrong
 # passwords for one username from one address, that pair is locked out for

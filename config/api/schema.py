@@ -1,6 +1,13 @@
 """OpenAPI generation (drf-spectacular) adapted to nested Input/Output serializers."""
 
 from drf_spectacular import openapi
+from drf_spectacular.contrib.knox_auth_token import KnoxTokenScheme
+
+
+class TokenScheme(KnoxTokenScheme):
+    """The schema's "knoxApiToken" security scheme for config.api.tokens' subclass."""
+
+    target_class = "config.api.tokens.TokenAuthentication"
 
 
 class AutoSchema(openapi.AutoSchema):

@@ -12,7 +12,23 @@ from django.db import transaction
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
+from knox import auth
 from knox.models import AuthToken
+
+
+class TokenAuthentication(auth.TokenAuthentication):
+    """Knox's token authentication, without its sweep of expired tokens on every call.
+
+    Knox reads all the user's tokens on each request to delete expired ones. Tokens
+    made here never expire (``expiry=None``; see ``token_create``), so the sweep found
+    nothing and cost a query per API call; a token that does carry an expiry (made
+    elsewhere) is still swept and refused once expired, by knox's own code.
+    """
+
+    def _cleanup_token(self, auth_token) -> bool:
+        if auth_token.expiry is None:
+            return False
+        return super()._cleanup_token(auth_token)
 
 
 @transaction.atomic

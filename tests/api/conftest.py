@@ -2,9 +2,9 @@ import datetime as dt
 import io
 
 import pytest
-from django.core.cache import caches
 from rest_framework.test import APIClient
 
+from config.api.throttles import rate_limits_clear
 from judgements.models import Document, Hit, Judgement, Query, ResultList
 from tests.factories import (
     DocumentFactory,
@@ -23,10 +23,10 @@ from tests.factories import (
 
 @pytest.fixture(autouse=True)
 def _fresh_throttles(django_db_setup, django_db_blocker):
-    # Throttle counters live in the shared cache table of the test database, whose
+    # Rate-limit histories live in a table of the test database, whose
     # rows outlive a test that commits (live servers): every test starts from none.
     with django_db_blocker.unblock():
-        caches["shared"].clear()
+        rate_limits_clear()
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ While it is down, the API answers JSON 503 with Retry-After, pages a plain 503 p
 itself: the same server processes answer again and the worker runs a queued task.
 """
 
+import importlib
 import json
 import subprocess
 import sys
@@ -15,11 +16,13 @@ from urllib.error import HTTPError
 from urllib.parse import parse_qs, urlsplit
 from urllib.request import Request, urlopen
 
+import psycopg2
 import pytest
 
 from tests.config.test_production import ROOT, production_environment, serving, static_root
 
 pgserver = pytest.importorskip("pgserver")
+RATE_LIMIT_TABLE = importlib.import_module("judgements.migrations.0024_rate_limit_table")
 __all__ = ["static_root"]  # a fixture, used by name
 
 
@@ -61,10 +64,11 @@ def manage(url: str, *args: str, **environment) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def second_server(tmp_path_factory):
     server = SecondServer(tmp_path_factory.mktemp("outage") / "pgdata")
-    # Just what the requests below read: sessions, the rate limits' cache table, tasks.
+    # Just what the requests below read: sessions, the rate limits' table, tasks.
     for app in ("auth", "sessions", "django_tasks_database"):
         manage(server.url, "migrate", app, "--no-input")
-    manage(server.url, "createcachetable")
+    with psycopg2.connect(server.url) as database, database.cursor() as cursor:
+        cursor.execute(RATE_LIMIT_TABLE.FORWARD)
     yield server
     server.server.cleanup()
 

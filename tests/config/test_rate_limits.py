@@ -7,13 +7,19 @@ changes nothing unless a trusted proxy wrote it.
 """
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from urllib.error import HTTPError
 from urllib.request import Request, urlopen
 
 import pytest
-from django.core.cache import caches
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from rest_framework.test import APIClient
 
+from config.api import throttles
+from config.api.throttles import rate_limits_clear
+from config.api.tokens import token_create
 from tests.config.test_production import serving, static_root
 
 __all__ = ["static_root"]  # a fixture, used by name
@@ -41,9 +47,9 @@ def statuses(base: str, headers_for, count: int) -> list[int]:
 
 @pytest.fixture
 def limits_reset(transactional_db):
-    caches["shared"].clear()
+    rate_limits_clear()
     yield
-    caches["shared"].clear()
+    rate_limits_clear()
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
@@ -66,3 +72,58 @@ def test_behind_a_trusted_proxy_each_client_has_its_own_limit(static_root, limit
         alice = statuses(base, lambda n: {"X-Forwarded-For": "198.51.100.8"}, 10)
     assert sorted(mallory) == [401] * 5 + [429] * 5
     assert sorted(alice) == [401] * 5 + [429] * 5
+
+
+def _history(key: str) -> list[float] | None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT hits FROM api_rate_limit WHERE key = %s", [key])
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+def _rate_statements(queries) -> list[str]:
+    return [query["sql"] for query in queries if "api_rate_limit" in query["sql"]]
+
+
+@pytest.mark.django_db
+def test_a_check_is_one_statement_and_a_refusal_says_when_to_retry(settings, analyst):
+    settings.REST_FRAMEWORK = settings.REST_FRAMEWORK | {
+        "DEFAULT_THROTTLE_RATES": {"anon": "60/minute", "token": "2/minute"}
+    }
+    rate_limits_clear()
+    script = APIClient(HTTP_AUTHORIZATION=f"Token {token_create(user=analyst)}")
+    with CaptureQueriesContext(connection) as allowed:
+        assert script.get("/api/projects/").status_code == 200
+    assert len(_rate_statements(allowed.captured_queries)) == 1
+    assert script.get("/api/projects/").status_code == 200
+    with CaptureQueriesContext(connection) as refused:
+        response = script.get("/api/projects/")
+    assert response.status_code == 429
+    # The refused request is not added to the history; the history is read for the wait.
+    assert len(_rate_statements(refused.captured_queries)) == 2
+    assert len(_history(f"throttle_token_{analyst.pk}")) == 2
+    assert 0 < int(response["Retry-After"]) <= 60
+
+
+@pytest.mark.django_db
+def test_times_past_the_period_leave_the_history_and_dead_rows_are_pruned(
+    settings, analyst, monkeypatch
+):
+    settings.REST_FRAMEWORK = settings.REST_FRAMEWORK | {
+        "DEFAULT_THROTTLE_RATES": {"anon": "60/minute", "token": "2/minute"}
+    }
+    rate_limits_clear()
+    key = f"throttle_token_{analyst.pk}"
+    an_hour_ago = time.time() - 3600
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO api_rate_limit VALUES (%s, %s, now()), "
+            "('gone', '{1}', now() - '1s'::interval)",
+            [key, [an_hour_ago, an_hour_ago + 1]],
+        )
+    monkeypatch.setattr(throttles, "PRUNE_ONE_IN", 1)
+    script = APIClient(HTTP_AUTHORIZATION=f"Token {token_create(user=analyst)}")
+    assert script.get("/api/projects/").status_code == 200
+    history = _history(key)
+    assert len(history) == 1 and history[0] > an_hour_ago + 3000
+    assert _history("gone") is None
