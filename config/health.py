@@ -5,8 +5,9 @@ no session), so that a container's health check can call it on 127.0.0.1: 200 wh
 query reaches the database, 503 when not. While the database is unreachable, any
 request that needs it answers 503 with ``Retry-After`` (JSON in the API's error shape
 under /api/, a plain page elsewhere) instead of a 500: the outage is the server's
-state, not a bug, and clients should come back. Connections are opened per request
-(``CONN_MAX_AGE`` 0), so the app recovers by itself once the database is back.
+state, not a bug, and clients should come back. A process keeps its connection
+between requests, but Django checks it before reuse (``CONN_HEALTH_CHECKS``) and
+opens a new one when it broke, so the app recovers by itself once the database is back.
 """
 
 import logging

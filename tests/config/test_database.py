@@ -30,6 +30,13 @@ def test_socket_host_in_the_query_string_becomes_the_host():
     assert config["OPTIONS"] == {"sslmode": "disable"}
 
 
+def test_connections_are_kept_between_requests_and_checked_before_reuse():
+    config = config_from_url("postgresql://postgres:@/judge", environ={})
+    assert (config["CONN_MAX_AGE"], config["CONN_HEALTH_CHECKS"]) == (60, True)
+    closed = config_from_url("postgresql://postgres:@/judge", {"DATABASE_CONN_MAX_AGE": "0"})
+    assert closed["CONN_MAX_AGE"] == 0
+
+
 def test_a_non_postgres_url_is_refused_with_the_scheme_named():
     with pytest.raises(DatabaseUnavailable, match=r"not sqlite://"):
         config_from_url("sqlite:///db.sqlite3")
