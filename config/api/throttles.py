@@ -3,16 +3,23 @@
 Rates are read when a request comes, not at import, so that settings overrides
 (tests) and environment changes apply. Browser sessions are not limited.
 
-The limits are DRF's (a client may make ``N`` requests in any period of the rate's
-length), but the history lives in PostgreSQL, so that a limit holds across gunicorn
-workers and machines: a table (``api_rate_limit``, migration judgements 0024) with a
-row per client holding the times of its requests within the period. One statement
-per request reads and writes it: an ``INSERT ... ON CONFLICT DO UPDATE`` that appends
-the request's time only while fewer than ``N`` times fall inside the period. PostgreSQL
-locks the client's row for it, so two workers checking one client at once queue up
-and neither misses the other's request; checks of different clients do not wait.
-(Django's database cache, used before, took eight to ten statements and a pickle of
-the whole history per API call.) Rows whose period has passed are pruned now and then.
+A rate of ``N`` per period (DRF's syntax, "60/minute") lets a client send a burst of
+up to ``N`` requests at once, then one per ``period / N`` on average: the generic
+cell rate algorithm (GCRA, a token bucket). Its state is one number per client, the
+"theoretical arrival time" (TAT): a request at ``now`` is allowed when
+``max(TAT, now) + period / N - now <= period``, and then moves TAT to the left side's
+first two terms. DRF's own throttles keep every request's time within the period
+instead, which costs ``N`` times per check (each request read and wrote the whole list).
+
+The state lives in PostgreSQL, so that a limit holds across gunicorn workers and
+machines: a table (``api_rate_limit``, migration judgements 0024) with a row per
+client, read and written by one statement per request, an ``INSERT ... ON CONFLICT DO
+UPDATE`` whose ``WHERE`` is the rule above. PostgreSQL locks the client's row for it,
+so two workers checking one client at once queue up and neither misses the other's
+request; checks of different clients do not wait. (Django's database cache, used
+before, took eight to ten statements per API call.) A refused request costs a second
+statement, to say when to retry. Rows of clients idle for a period are pruned now
+and then.
 
 Clients are told apart by DRF's ``NUM_PROXIES`` (settings.TRUSTED_PROXIES, as
 config.client_ip), never by a header the client may write itself.
@@ -27,25 +34,22 @@ from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 
 from config.api.tokens import TokenAuthentication
 
-# The request's time joins the client's history only while fewer than the limit of
-# the history's times fall inside the period; the times outside it are dropped.
+# The slack absorbs floating-point error, so that exactly N requests fit a burst.
 HIT_SQL = """
-INSERT INTO api_rate_limit AS rate (key, hits, expires)
-SELECT %(key)s, ARRAY[%(now)s::double precision], %(expires)s WHERE %(limit)s > 0
+INSERT INTO api_rate_limit AS rate (key, tat, expires)
+VALUES (%(key)s, %(now)s + %(interval)s, %(expires)s)
 ON CONFLICT (key) DO UPDATE
-SET hits = ARRAY(SELECT hit FROM unnest(rate.hits) hit WHERE hit > %(since)s)
-           || %(now)s::double precision,
-    expires = EXCLUDED.expires
-WHERE (SELECT count(*) FROM unnest(rate.hits) hit WHERE hit > %(since)s) < %(limit)s
+SET tat = GREATEST(rate.tat, %(now)s) + %(interval)s, expires = EXCLUDED.expires
+WHERE GREATEST(rate.tat, %(now)s) + %(interval)s - %(now)s <= %(period)s + %(slack)s
 RETURNING true
 """
-HISTORY_SQL = "SELECT hits FROM api_rate_limit WHERE key = %s"
+TAT_SQL = "SELECT tat FROM api_rate_limit WHERE key = %s"
 PRUNE_SQL = "DELETE FROM api_rate_limit WHERE expires < now()"
 PRUNE_ONE_IN = 1000
 
 
 def rate_limits_clear() -> None:
-    """Forget every client's history (tests start from none)."""
+    """Forget every client's state (tests start from none)."""
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM api_rate_limit")
 
@@ -61,7 +65,10 @@ class _SharedRate:
         if self.key is None:
             return True
         self.now = self.timer()
-        since = self.now - self.duration
+        if self.num_requests <= 0:
+            self.retry_after = self.duration
+            return False
+        interval = self.duration / self.num_requests
         with connection.cursor() as cursor:
             if random.randrange(PRUNE_ONE_IN) == 0:
                 cursor.execute(PRUNE_SQL)
@@ -70,18 +77,23 @@ class _SharedRate:
                 {
                     "key": self.key,
                     "now": self.now,
-                    "since": since,
-                    "limit": self.num_requests,
+                    "interval": interval,
+                    "period": self.duration,
+                    "slack": interval / 2,
+                    # Once TAT is past, the row says nothing a missing row would not.
                     "expires": datetime.fromtimestamp(self.now + self.duration, UTC),
                 },
             )
             if cursor.fetchone() is not None:
                 return True
-            cursor.execute(HISTORY_SQL, [self.key])
+            cursor.execute(TAT_SQL, [self.key])
             row = cursor.fetchone()
-        # DRF's wait() reads the history newest first.
-        self.history = sorted((hit for hit in row[0] if hit > since) if row else (), reverse=True)
-        return self.throttle_failure()
+        tat = max(row[0], self.now) if row else self.now + self.duration
+        self.retry_after = tat + interval - self.duration - self.now
+        return False
+
+    def wait(self):
+        return max(self.retry_after, 0)
 
 
 class AnonymousThrottle(_SharedRate, AnonRateThrottle):

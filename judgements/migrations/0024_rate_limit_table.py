@@ -3,13 +3,12 @@ from django.db import migrations
 # Rate limits move from Django's database cache (relevance_judge_cache, made by 0013)
 # to a table of their own that config.api.throttles reads and writes in one statement
 # per request: the cache took eight to ten statements and a pickle of the whole
-# history per API call. One row per client: the times of its requests within the
-# limit's period (seconds since the epoch, as DRF's throttles keep them) and when the
-# row may be pruned. Going back re-creates the cache table as createcachetable makes it.
+# history per API call. One row per client: its theoretical arrival time (seconds
+# since the epoch; see the throttles' module) and when the row may be pruned. Going back re-creates the cache table as createcachetable makes it.
 FORWARD = """
 CREATE TABLE api_rate_limit (
     key varchar(255) PRIMARY KEY,
-    hits double precision[] NOT NULL,
+    tat double precision NOT NULL,
     expires timestamp with time zone NOT NULL
 );
 CREATE INDEX api_rate_limit_expires ON api_rate_limit (expires);
