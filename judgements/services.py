@@ -8,7 +8,7 @@ from datetime import datetime
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Exists, Q
 from django.utils import timezone
 
 from judgements import queue
@@ -48,7 +48,10 @@ def judgement_record(
     )
     if created_at is not None:
         judgement.created_at = created_at
-    judgement.full_clean()
+    # The query, document and rater are rows already read, so the foreign keys are
+    # not looked up again; clean() checks what the two check constraints say (and the
+    # database still enforces them).
+    judgement.full_clean(exclude={"query", "document", "rater"}, validate_constraints=False)
     judgement.save()
     metrics_schedule_refresh(project_id=query.project_id, query_ids=[query.pk])
     return judgement
@@ -160,10 +163,19 @@ def judgement_undo(*, rater, judgement: Judgement) -> Judgement:
 
 
 def _check_rating_allowed(rater, project: Project, query: Query, document: Document) -> None:
-    if not queue.may_rate(rater, project):
+    # One query answers both: None when the rater may not rate the project, else
+    # whether the pair is one of its hits.
+    is_pair = (
+        queue.rateable_projects(rater)
+        .filter(pk=project.pk)
+        .annotate(is_pair=Exists(Hit.objects.filter(query=query, document=document)))
+        .values_list("is_pair", flat=True)
+        .first()
+    )
+    if is_pair is None:
         raise ValidationError(f"{rater.get_username()} may not rate {project.name}.")
     in_project = query.project_id == project.pk and document.project_id == project.pk
-    if not in_project or not Hit.objects.filter(query=query, document=document).exists():
+    if not (in_project and is_pair):
         raise ValidationError(f"That query and document are not a pair of {project.name}.")
 
 

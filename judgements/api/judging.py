@@ -70,7 +70,7 @@ class JudgementCreateApi(APIView):
 
     class InputSerializer(serializers.Serializer):
         query = serializers.PrimaryKeyRelatedField(
-            queryset=Query.objects.all(), pk_field=ApiIdField(), required=False
+            queryset=Query.objects.select_related("project"), pk_field=ApiIdField(), required=False
         )
         project = serializers.SlugField(required=False, help_text="With query_external_id.")
         query_external_id = serializers.CharField(required=False, max_length=200)

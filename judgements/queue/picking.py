@@ -105,7 +105,7 @@ def queue_next_pair(*, rater, project: Project) -> QueuePair | None:
     while (pair_id := _lock_next_open_pair(rater, project, passed)) is not None:
         expires_at = _lease(pair_id, rater)
         if expires_at is not None:
-            return _pair_with_query_and_document(pair_id, expires_at)
+            return _pair_with_query_and_document(pair_id, expires_at, project)
         passed.append(pair_id)
     QueueLease.objects.filter(rater=rater, query__project=project).delete()
     return None
@@ -128,7 +128,7 @@ def queue_restore_pair(*, rater, project: Project, query_id: int, document_id: i
     expires_at = _lease(pair.pk, rater)
     if expires_at is None and str(rater.pk) not in pair.answered:
         return None
-    return _pair_with_query_and_document(pair.pk, expires_at)
+    return _pair_with_query_and_document(pair.pk, expires_at, project)
 
 
 def model_columns(model, alias: str) -> str:
@@ -147,11 +147,14 @@ WHERE pair.id = %s
 """
 
 
-def _pair_with_query_and_document(pair_id: int, expires_at: dt.datetime | None) -> QueuePair:
+def _pair_with_query_and_document(
+    pair_id: int, expires_at: dt.datetime | None, project: Project
+) -> QueuePair:
     with connection.cursor() as cursor:
         cursor.execute(PAIR_SQL, [pair_id])
         row = cursor.fetchone()
     pair, query, document = model_instances(row, QueuePair, Query, Document)
+    pair.project = query.project = document.project = project
     pair.query, pair.document = query, document
     pair.lease_expires_at = expires_at
     return pair
