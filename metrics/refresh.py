@@ -324,9 +324,36 @@ def metrics_schedule_refresh(*, project_id: int, query_ids) -> None:
 
     Called by every write that changes grades or rankings. The refresh runs as a
     task (django.tasks) so that grading does not wait for it where a worker queue
-    is configured; many marks before the task runs cost one recomputation.
+    is configured; many marks before the task runs cost one recomputation, and one
+    task waits in the queue per project (``refresh_enqueue``).
     """
+    queries_mark_stale(query_ids=query_ids)
+    transaction.on_commit(lambda: refresh_enqueue(project_id))
+
+
+def refresh_enqueue(project_id: int) -> None:
+    """Queue a refresh of the project, unless one is already waiting to start.
+
+    A refresh reads the stale marks when it runs, and the database queue's worker
+    commits its claim on a task before running it: a task still waiting when this
+    mark has committed starts after it, and recomputes it too. So one waiting task
+    per project is enough, however many grades arrive before a worker takes it; 50
+    raters grading through the API queued 50 refreshes a second before, most of
+    which found nothing left to do. The immediate backend (development, tests) runs
+    the task here and now.
+    """
+    from django_tasks_db import DatabaseBackend
+    from django_tasks_db.models import DBTaskResult
+
     from metrics.tasks import project_metrics_refresh
 
-    queries_mark_stale(query_ids=query_ids)
-    transaction.on_commit(lambda: project_metrics_refresh.enqueue(project_id))
+    backend = project_metrics_refresh.get_backend()
+    if isinstance(backend, DatabaseBackend):
+        waiting = DBTaskResult.objects.ready().filter(
+            backend_name=backend.alias,
+            task_path=project_metrics_refresh.module_path,
+            args_kwargs={"args": [project_id], "kwargs": {}},
+        )
+        if waiting.exists():
+            return
+    project_metrics_refresh.enqueue(project_id)

@@ -336,3 +336,33 @@ def test_the_overall_point_of_a_past_bucket_is_the_same_read_either_way(demo):
     fields = ["value", "judged", "retrieved", "judgements", "queries", "zero_idcg", "ci_low"]
     assert [getattr(again, f) for f in fields] == [getattr(stored, f) for f in fields]
     assert again.value == pytest.approx(mean_of_latest(result_list, spec, stored.as_of), 1e-12)
+
+
+@pytest.mark.django_db
+def test_one_refresh_waits_in_the_database_queue_per_project(
+    settings, django_capture_on_commit_callbacks
+):
+    from django_tasks_db.models import DBTaskResult
+
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    first, second = (JudgementFactory().query for _ in range(2))
+
+    def schedule(query) -> None:
+        with django_capture_on_commit_callbacks(execute=True):
+            refresh.metrics_schedule_refresh(project_id=query.project_id, query_ids=[query.pk])
+
+    def waiting(query) -> int:
+        return DBTaskResult.objects.ready().filter(args_kwargs__args=[query.project_id]).count()
+
+    for _ in range(3):
+        schedule(first)
+    schedule(second)
+    assert (waiting(first), waiting(second)) == (1, 1)
+    # Once a worker has claimed the task, the next mark may come after its reads:
+    # another task is queued.
+    DBTaskResult.objects.ready().filter(args_kwargs__args=[first.project_id]).update(
+        status="RUNNING"
+    )
+    schedule(first)
+    assert waiting(first) == 1
+    assert DBTaskResult.objects.filter(args_kwargs__args=[first.project_id]).count() == 2
