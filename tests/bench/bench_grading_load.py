@@ -17,10 +17,16 @@ its own connection, on this machine. The token rate limit is raised so that it n
 refuses a call, but it is still checked (and costs what it costs) on every call.
 
 Before the runs, the graders' current answers from earlier runs are retracted, so
-every run starts from the same queue. After each level, the stored events are counted
+every run starts from the same queue, and the server is warmed up (untimed): rounds
+of API calls, two per worker at once, until a round's slowest call takes under a
+second, since gunicorn opens its port before its workers have loaded Django. After each level, the stored events are counted
 against the 201 answers: every grade stored exactly once. The "409s" column counts
 grades of handed pairs the judges_per_pair rule refused, which should be none: the
 rater's lease holds a slot on the pair.
+
+Where the time goes: for each level, the CPU time per grade stored of the web server
+(gunicorn's processes), the database server (PostgreSQL's), the simulated raters (this
+process) and the rest of the machine (other work on it), read from /proc.
 
 ``--profile`` also runs 200 grades of one rater in this process through Django's test
 client (the whole middleware stack, DEBUG off) under cProfile, and prints where the
@@ -32,6 +38,7 @@ Target (issue 12): at 50 raters, at least 50 grades/s with p95 at most 1 s.
 import argparse
 import cProfile
 import http.client
+import itertools
 import json
 import os
 import pstats
@@ -43,6 +50,7 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import quote
 
@@ -141,6 +149,12 @@ def database_url() -> str:
     return f"postgresql://{credentials}{host}{port}/{quote(db['NAME'])}"
 
 
+def _workers(options: list[str]) -> int:
+    """The worker count the options give gunicorn (the last --workers wins)."""
+    counts = [int(value) for name, value in itertools.pairwise(options) if name == "--workers"]
+    return counts[-1] if counts else 1
+
+
 def compose_gunicorn_options() -> list[str]:
     """The web service's gunicorn options (workers, timeout) from docker-compose.yml."""
     compose = (REPOSITORY / "docker-compose.yml").read_text()
@@ -177,6 +191,30 @@ def gunicorn_start(port: int, options: list[str]) -> subprocess.Popen:
         time.sleep(0.1)
     server.kill()
     raise SystemExit("gunicorn did not start in 30 s")
+
+
+def warm_up(port: int, token: str, workers: int) -> int:
+    """Send rounds of ``2 x workers`` API calls at once until a round's slowest call
+    takes under a second, so that every worker has booted (gunicorn opens the port
+    before its workers have loaded Django) and each has its database connection.
+    Returns the rounds sent."""
+    headers = {"Authorization": f"Token {token}"}
+
+    def call(_) -> float:
+        started = time.perf_counter()
+        client = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        try:
+            client.request("GET", "/api/projects/", headers=headers)
+            client.getresponse().read()
+        finally:
+            client.close()
+        return time.perf_counter() - started
+
+    with ThreadPoolExecutor(max_workers=2 * workers) as pool:
+        for rounds in range(1, 61):
+            if max(pool.map(call, range(2 * workers))) < 1.0:
+                return rounds
+    raise SystemExit("gunicorn's workers were still slow after 60 rounds of warm-up calls")
 
 
 def free_port() -> int:
@@ -240,8 +278,75 @@ def p95(values: list[float]) -> float:
     return statistics.quantiles(values, n=20)[-1] if len(values) >= 2 else values[0]
 
 
-def run_level(port: int, tokens: list[str], raters: int, seconds: float) -> dict:
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _stat(pid: int) -> list[str] | None:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:  # the process ended
+        return None
+    return text.rsplit(")", 1)[1].split()
+
+
+def _children(parent: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if (
+            entry.name.isdigit()
+            and (fields := _stat(int(entry.name)))
+            and int(fields[1]) == parent
+        ):
+            found.append(int(entry.name))
+    return found
+
+
+def _cpu(pids: list[int]) -> float:
+    """CPU seconds (user and system) the processes have used so far."""
+    return sum(int(f[11]) + int(f[12]) for pid in pids if (f := _stat(pid))) / TICK
+
+
+def _machine_busy() -> float:
+    """CPU seconds every core of the machine has spent busy so far (not idle or waiting)."""
+    fields = [int(value) for value in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    return (sum(fields) - fields[3] - fields[4]) / TICK
+
+
+class CpuShares:
+    """Where the CPU went during a level: the web server (gunicorn's processes), the
+    database server (all of PostgreSQL's processes), the simulated raters (this
+    process) and everything else on the machine (other work, the benchmark's own
+    checks aside), read from /proc before and after."""
+
+    def __init__(self, server_pid: int):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            (backend,) = cursor.fetchone()
+        self.server_pid, self.postmaster = server_pid, int(_stat(backend)[1])
+
+    def sample(self) -> dict[str, float]:
+        web = [self.server_pid, *_children(self.server_pid)]
+        database = [self.postmaster, *_children(self.postmaster)]
+        times = os.times()
+        return {
+            "web": _cpu(web),
+            "database": _cpu(database),
+            "raters": times.user + times.system,
+            "machine": _machine_busy(),
+        }
+
+    @staticmethod
+    def per_grade(before: dict, after: dict, grades: int) -> dict[str, float]:
+        """Milliseconds of CPU per grade stored, by part; "other" is the rest of the
+        machine's busy time."""
+        spent = {part: after[part] - before[part] for part in before}
+        spent["other"] = spent.pop("machine") - spent["web"] - spent["database"] - spent["raters"]
+        return {part: seconds * 1000 / max(grades, 1) for part, seconds in spent.items()}
+
+
+def run_level(port: int, tokens: list[str], raters: int, seconds: float, cpu: CpuShares) -> dict:
     before = Judgement.objects.filter(source=Judgement.Source.API).count()
+    cpu_before = cpu.sample()
     started = time.perf_counter()
     threads = [Rater(port, tokens[n], started + seconds, seed=n) for n in range(raters)]
     for thread in threads:
@@ -249,6 +354,7 @@ def run_level(port: int, tokens: list[str], raters: int, seconds: float) -> dict
     for thread in threads:
         thread.join()
     elapsed = time.perf_counter() - started
+    cpu_after = cpu.sample()
     grades = [value for thread in threads for value in thread.grades]
     calls = [value for thread in threads for value in thread.calls]
     created = [value for thread in threads for value in thread.created]
@@ -257,6 +363,7 @@ def run_level(port: int, tokens: list[str], raters: int, seconds: float) -> dict
     return {
         "raters": raters,
         "grades": len(grades),
+        "cpu": CpuShares.per_grade(cpu_before, cpu_after, len(grades)),
         "rate": len(grades) / elapsed,
         "p50": statistics.median(grades),
         "p95": p95(grades),
@@ -324,10 +431,13 @@ def main() -> None:
     print(f"gunicorn {' '.join(options)}; {retracted} earlier answers retracted")
     port = free_port()
     server = gunicorn_start(port, options)
+    workers = _workers(options)
+    print(f"warm-up: {warm_up(port, tokens[0], workers)} round(s) of {2 * workers} calls")
+    cpu = CpuShares(server.pid)
     results = []
     try:
         for raters in LEVELS:
-            results.append(run_level(port, tokens, raters, args.seconds))
+            results.append(run_level(port, tokens, raters, args.seconds, cpu))
             connection.close()
     finally:
         server.terminate()
@@ -345,6 +455,11 @@ def main() -> None:
             print(f"       error: {error}")
         if row["exhausted"]:
             print("       the queue ran out of pairs")
+    print("CPU per grade stored, in ms: web server (gunicorn), database (PostgreSQL), the")
+    print("simulated raters (this process) and the rest of the machine (other work):")
+    for row in results:
+        shares = "  ".join(f"{part} {ms:5.1f}" for part, ms in row["cpu"].items())
+        print(f"{row['raters']:>6} raters: {shares}")
     top = results[-1]
     met = top["rate"] >= TARGET_RATE and top["p95"] <= TARGET_P95
     print(
