@@ -8,11 +8,11 @@ from datetime import datetime
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Exists, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from judgements import queue
-from judgements.models import Document, Hit, Judgement, Project, Query
+from judgements.models import Document, Judgement, Project, Query
 from judgements.roles import can_rate
 from metrics.refresh import metrics_schedule_refresh
 
@@ -59,6 +59,10 @@ def judgement_record(
 
 # A second copy of the same answer this soon is a double click or a resubmitted form.
 DUPLICATE_WINDOW = dt.timedelta(seconds=1)
+
+
+class NotRateable(ValidationError):
+    """The rater may not rate the project (the API answers 404, as for no project)."""
 
 
 class PairComplete(ValidationError):
@@ -163,17 +167,9 @@ def judgement_undo(*, rater, judgement: Judgement) -> Judgement:
 
 
 def _check_rating_allowed(rater, project: Project, query: Query, document: Document) -> None:
-    # One query answers both: None when the rater may not rate the project, else
-    # whether the pair is one of its hits.
-    is_pair = (
-        queue.rateable_projects(rater)
-        .filter(pk=project.pk)
-        .annotate(is_pair=Exists(Hit.objects.filter(query=query, document=document)))
-        .values_list("is_pair", flat=True)
-        .first()
-    )
+    is_pair = queue.pair_is_rateable(rater, project, query.pk, document.pk)
     if is_pair is None:
-        raise ValidationError(f"{rater.get_username()} may not rate {project.name}.")
+        raise NotRateable(f"{rater.get_username()} may not rate {project.name}.")
     in_project = query.project_id == project.pk and document.project_id == project.pk
     if not (in_project and is_pair):
         raise ValidationError(f"That query and document are not a pair of {project.name}.")

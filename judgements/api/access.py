@@ -33,6 +33,9 @@ def visible_projects(user):
     return Project.objects.all() if is_analyst(user) else queue.rateable_projects(user)
 
 
+NOT_RATEABLE = "No such project to rate."
+
+
 def project_to_rate(user, slug: str) -> Project:
     """The project named by ``slug``, if ``user`` may rate it.
 
@@ -41,7 +44,7 @@ def project_to_rate(user, slug: str) -> Project:
     """
     project = queue.rateable_project(user, slug)
     if project is None:
-        raise NotFound("No such project to rate.")
+        raise NotFound(NOT_RATEABLE)
     return project
 
 

@@ -10,7 +10,14 @@ from rest_framework.views import APIView
 
 from config.ids import ApiIdField
 from judgements import exporters, importers, queue, services
-from judgements.api.access import IsAnalyst, IsRater, LogPages, Pages, project_to_rate
+from judgements.api.access import (
+    NOT_RATEABLE,
+    IsAnalyst,
+    IsRater,
+    LogPages,
+    Pages,
+    project_to_rate,
+)
 from judgements.api.catalogue import ImportOutputSerializer, streamed, validated
 from judgements.api.filters import JudgementFilter, filter_parameters
 from judgements.api.projects import JOB_ACCEPTED, job_accepted, upload_run
@@ -100,11 +107,12 @@ class JudgementCreateApi(APIView):
     def post(self, request):
         data = validated(self.InputSerializer, request.data)
         slug, external_id = data.pop("project", None), data.pop("query_external_id", None)
-        # The rater's access is checked before the external id is looked up, so that
-        # nobody learns which ids a project they may not rate has.
-        query = data.get("query")
-        project = project_to_rate(request.user, query.project.slug if query else slug)
-        if "query" not in data:
+        if "query" in data:
+            project = data["query"].project  # judgement_submit checks the rater's access
+        else:
+            # The rater's access is checked before the external id is looked up, so that
+            # nobody learns which ids a project they may not rate has.
+            project = project_to_rate(request.user, slug)
             data["query"] = _query_by_external_id(project, external_id)
         try:
             judgement, _ = services.judgement_submit(
@@ -114,6 +122,8 @@ class JudgementCreateApi(APIView):
                 deduplicate=False,
                 **data,
             )
+        except services.NotRateable:
+            raise exceptions.NotFound(NOT_RATEABLE) from None
         except services.PairComplete as complete:
             raise PairCompleteError(complete.messages[0]) from None
         return Response(JudgementOutputSerializer(judgement).data, status.HTTP_201_CREATED)

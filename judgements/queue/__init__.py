@@ -13,7 +13,12 @@ rate), ``picking`` (next pair, leases, skips), ``slots`` (room for an answer, wa
 and ``requests`` (analysts asking for more grades).
 """
 
-from judgements.queue.access import may_rate, rateable_project, rateable_projects
+from judgements.queue.access import (
+    may_rate,
+    pair_is_rateable,
+    rateable_project,
+    rateable_projects,
+)
 from judgements.queue.bulk import BulkRow, bulk_pairs, query_neighbours
 from judgements.queue.picking import (
     LEASE_DURATION,
@@ -48,6 +53,7 @@ __all__ = [
     "lease_release",
     "may_rate",
     "pair_has_room",
+    "pair_is_rateable",
     "pool_summary",
     "project_rater_progress",
     "query_neighbours",
