@@ -3,11 +3,14 @@
 Keys are stored as digests only; the page that shows a new key is kept by no cache.
 """
 
+import datetime as dt
 import hashlib
 import importlib
 import re
 
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 from knox.models import AuthToken
 from rest_framework.test import APIClient
 
@@ -115,3 +118,17 @@ def test_a_token_created_before_hashing_keeps_working_and_leaves_no_clear_key(ra
     assert signed_in(old_key).get("/api/judgements/").status_code == 200
     assert AuthToken.objects.get(user=rater).token_key == old_key[:15]
     assert AuthToken.objects.filter(user=analyst).count() == 1
+
+
+def test_a_token_that_never_expires_is_read_once_per_call_and_an_expired_one_is_refused(
+    analyst,
+):
+    key = token_create(user=analyst)
+    with CaptureQueriesContext(connection) as queries:
+        assert signed_in(key).get("/api/projects/").status_code == 200
+    token_reads = [query for query in queries if "knox_authtoken" in query["sql"]]
+    assert len(token_reads) == 1
+    # A token made with an expiry (knox's own default) is still swept once past it.
+    _, expired = AuthToken.objects.create(user=analyst, expiry=dt.timedelta(seconds=-1))
+    assert signed_in(expired).get("/api/projects/").status_code == 401
+    assert AuthToken.objects.filter(user=analyst, expiry__lt=timezone.now()).count() == 0
