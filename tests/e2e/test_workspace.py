@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
 from judgements.models import Document, Hit, Judgement, Project, Query, ResultList
@@ -243,7 +244,10 @@ def test_a_50_mb_upload_runs_in_the_background_with_a_moving_progress_bar(
 
     seen = set()
     while page.locator("#job-progress").count():
-        value = page.evaluate("document.getElementById('job-progress')?.value ?? null")
+        try:
+            value = page.evaluate("document.getElementById('job-progress')?.value ?? null")
+        except PlaywrightError:  # the page reloaded between the two reads: the job ended
+            continue
         if value is not None:
             if 0 < value < 100 and not any(0 < old < 100 for old in seen):
                 page.screenshot(path=f"{SCREENSHOTS}/workspace-job.png", full_page=True)
