@@ -19,10 +19,11 @@ refuses a call, but it is still checked (and costs what it costs) on every call.
 Before the runs, the graders' current answers from earlier runs are retracted, so
 every run starts from the same queue, and the server is warmed up (untimed): rounds
 of API calls, two per worker at once, until a round's slowest call takes under a
-second, since gunicorn opens its port before its workers have loaded Django. After each level, the stored events are counted
-against the 201 answers: every grade stored exactly once. The "409s" column counts
-grades of handed pairs the judges_per_pair rule refused, which should be none: the
-rater's lease holds a slot on the pair.
+second, since gunicorn opens its port before its workers have loaded Django. After
+each level, the stored events are counted against the 201 answers: every grade
+stored exactly once. The "409s" column counts grades of handed pairs the
+judges_per_pair rule refused, which should be none: the rater's lease holds a slot
+on the pair.
 
 Where the time goes: for each level, the CPU time per grade stored of the web server
 (gunicorn's processes), the database server (PostgreSQL's), the simulated raters (this
@@ -301,9 +302,9 @@ def _children(parent: int) -> list[int]:
     return found
 
 
-def _cpu(pids: list[int]) -> float:
-    """CPU seconds (user and system) the processes have used so far."""
-    return sum(int(f[11]) + int(f[12]) for pid in pids if (f := _stat(pid))) / TICK
+def _cpu(pids: list[int]) -> dict[int, float]:
+    """CPU seconds (user and system) each process has used so far."""
+    return {pid: (int(f[11]) + int(f[12])) / TICK for pid in pids if (f := _stat(pid))}
 
 
 def _machine_busy() -> float:
@@ -316,7 +317,9 @@ class CpuShares:
     """Where the CPU went during a level: the web server (gunicorn's processes), the
     database server (all of PostgreSQL's processes), the simulated raters (this
     process) and everything else on the machine (other work, the benchmark's own
-    checks aside), read from /proc before and after."""
+    checks aside), read from /proc before and after. Processes are counted one by one,
+    so that one that ends meanwhile (the benchmark's own database connection) takes
+    nothing away; one that starts counts from zero."""
 
     def __init__(self, server_pid: int):
         with connection.cursor() as cursor:
@@ -324,7 +327,7 @@ class CpuShares:
             (backend,) = cursor.fetchone()
         self.server_pid, self.postmaster = server_pid, int(_stat(backend)[1])
 
-    def sample(self) -> dict[str, float]:
+    def sample(self) -> dict:
         web = [self.server_pid, *_children(self.server_pid)]
         database = [self.postmaster, *_children(self.postmaster)]
         times = os.times()
@@ -339,7 +342,12 @@ class CpuShares:
     def per_grade(before: dict, after: dict, grades: int) -> dict[str, float]:
         """Milliseconds of CPU per grade stored, by part; "other" is the rest of the
         machine's busy time."""
-        spent = {part: after[part] - before[part] for part in before}
+        spent = {
+            part: sum(seconds - before[part].get(pid, 0) for pid, seconds in after[part].items())
+            if isinstance(after[part], dict)
+            else after[part] - before[part]
+            for part in before
+        }
         spent["other"] = spent.pop("machine") - spent["web"] - spent["database"] - spent["raters"]
         return {part: seconds * 1000 / max(grades, 1) for part, seconds in spent.items()}
 
