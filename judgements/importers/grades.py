@@ -59,7 +59,9 @@ class _Pairs:
         return list(self._row(line, query, docid, rating, **event))
 
     def _row(self, line: int, query, docid, rating, **event) -> Iterator[JudgementRow | LineError]:
-        query_id, query_key = query if isinstance(query, tuple) else (query, "")
+        # A LineError is a tuple too, but no query to create.
+        to_create = isinstance(query, tuple) and not isinstance(query, LineError)
+        query_id, query_key = query if to_create else (query, "")
         grade, problem = self._grade(line, rating)
         document_id, document_key = self._document(line, docid)
         errors = [query_id] if isinstance(query_id, LineError) else []
