@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from itertools import repeat
+from operator import length_hint
 from typing import NamedTuple
 
 import ijson
@@ -47,31 +48,37 @@ class Lines:
     def __init__(self, chunks: Iterable[bytes]):
         self.chunks, self.number, self.pending, self.at_end = iter(chunks), 0, [], False
         self._runs = self._decoded()
-        # The current block: its lines from ``_next`` on, or, before any line of it is
-        # read, its text alone (split into lines only if read line by line).
-        self._lines: list = []
-        self._next, self._text, self._clean = 0, None, True
+        # The current block: its lines not read yet, as an iterator that ``block`` and
+        # the reading line by line share, or, before any line of it is read, its text
+        # alone (split into lines only if it is read line by line).
+        self._rest: Iterator = iter(())
+        self._text, self._clean = None, True
 
     def __iter__(self) -> Iterator[str]:
-        while self._next < len(self._lines) or self._load():
-            line = self._lines[self._next]
-            self._next += 1
-            self.number += 1
-            if line.__class__ is not str:
-                self._fail(line.message)
-                line = "\n"
-            yield line
+        while True:
+            rest = self._rest
+            for line in rest:
+                self.number += 1
+                if line.__class__ is not str:
+                    self._fail(line.message)
+                    line = "\n"
+                yield line
+            # Unless ``block`` put the lines it looked at back, or a block of its own.
+            if rest is self._rest and not self._load():
+                break
         self.at_end = True
 
     def block(self) -> str | None:
         """The lines not read yet of the current block (else of the next) as one text,
         if none of them has a problem; None if one has, or at the end."""
-        if self._next < len(self._lines):
-            return "".join(self._lines[self._next :]) if self._clean else None
+        if length_hint(self._rest):
+            lines = list(self._rest)
+            self._rest = iter(lines)
+            return "".join(lines) if self._clean else None
         if self._text is None:
             run = next(self._runs, None)
             if isinstance(run, list):
-                self._lines, self._next, self._clean = run, 0, False
+                self._rest, self._clean = iter(run), False
             else:
                 self._text = run
         return self._text
@@ -79,11 +86,11 @@ class Lines:
     def skip_block(self, text: str) -> None:
         """Count ``text``, the lines ``block`` gave, as read."""
         self.number += text.count("\n") + (not text.endswith("\n"))
-        self._next, self._text = len(self._lines), None
+        self._rest, self._text = iter(()), None
 
     def block_done(self) -> bool:
         """Whether every line of the current block has been read."""
-        return self._next == len(self._lines) and self._text is None
+        return not length_hint(self._rest) and self._text is None
 
     def _load(self) -> bool:
         run = self._text if self._text is not None else next(self._runs, None)
@@ -91,7 +98,7 @@ class Lines:
         if run is None:
             return False
         self._clean = isinstance(run, str)
-        self._lines, self._next = io.StringIO(run).readlines() if self._clean else run, 0
+        self._rest = iter(io.StringIO(run).readlines() if self._clean else run)
         return True
 
     def _decoded(self) -> Iterator[str | list]:
@@ -375,6 +382,7 @@ def _split_columns(text: str, width: int) -> list[list[str]] | None:
         return None if "" in rows or "," in text else [rows]
     if list(map(str.count, rows, repeat(","))).count(width - 1) != len(rows):
         return None
+    del rows  # A block's cells are many small strings: one copy of them at a time.
     fields = text.removesuffix("\n").replace("\n", ",").split(",")
     return [fields[column::width] for column in range(width)]
 
