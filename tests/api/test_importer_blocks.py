@@ -191,6 +191,16 @@ def test_a_file_of_good_blocks_and_bad_lines_reads_the_same_both_ways(text, chun
     assert sum(map(len, blocks_of(fast))) > 600
 
 
+def test_with_create_missing_a_document_id_with_a_space_is_refused_in_a_block_of_good_lines():
+    data = good_file(line_600="tent,SKU 1,0", line_700="tent,SKU-new,1").encode()
+    fast = read(data, 4096, blocks=True, create_missing=True)
+    assert outcome(fast) == outcome(read(data, 4096, blocks=False, create_missing=True))
+    assert outcome(fast)[0] == [
+        LineError(600, "docid", "'SKU 1' contains whitespace; ids cannot.")
+    ]
+    assert JudgementRow(700, 1, None, 1, document_key="SKU-new") in outcome(fast)[1]
+
+
 def test_a_block_holds_each_line_grade_with_its_number():
     text = "query,docid,rating\r\n'-sale,SKU-1,3\r\n -sale,SKU-2,\r\n'=sum,'-D1,0\r\n"
     items = read(text.encode(), 1 << 20, blocks=True)
