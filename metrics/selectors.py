@@ -11,7 +11,8 @@ from datetime import datetime
 import numpy as np
 from django.db import connection
 
-from judgements.packed import PACKED_CURRENT_SQL, packed_fill
+from judgements import packed
+from judgements.packed import BLOCK_HEADER, PACKED_CURRENT_SQL, packed_fill, query_major
 from metrics.core.consensus import consensus, policy_names
 from metrics.core.segments import offsets_from_lengths, sorted_lookup
 from metrics.models import LatestMetricPoint, MetricPoint
@@ -98,6 +99,25 @@ LEFT JOIN LATERAL (
 """
 # Queries per row of the packed reads.
 CHUNK_QUERIES = 128
+# A whole list, packed: its blocks (judgements_rankedblock), one row each in any order
+# (numbered by their block), the hits' grades up to rank %(depth)s being one prefix of
+# each block's (judgements.packed.rank_major); rows of tens of kilobytes, which
+# PostgreSQL and libpq hand over faster than one row of megabytes. The same guard; no
+# block gives one row of NULLs.
+STORED_BLOCKS_SQL = f"""
+WITH guard AS MATERIALIZED (
+    SELECT {PACKED_CURRENT_SQL} AS current
+)
+SELECT guard.current, int4send(block.block), block.header,
+       CASE WHEN %(depth)s::int IS NULL THEN block.ranked
+            ELSE substring(block.ranked FROM 1 FOR 8 * coalesce(
+                block.rank_ends[least(%(depth)s, cardinality(block.rank_ends))], 0))
+       END,
+       block.ideal, block.ideal_documents
+FROM guard
+LEFT JOIN judgements_rankedblock block
+    ON guard.current AND block.result_list_id = %(result_list)s AND block.policy = %(policy)s
+"""
 # Each query's fixed-width part of STORED_RANKED_SQL.
 STORED_RANKED_HEADER = np.dtype(
     [("query_id", ">i8"), ("ranked", ">i4"), ("levels", ">i4"), ("graded", ">i4")]
@@ -313,7 +333,6 @@ def stored_result_list_grades(
     """
     if policy not in policy_names():
         raise ValueError(f"policy must be one of {policy_names()}, not {policy!r}")
-    packed_fill(project_id, query_ids, wait=False)
     params = {
         "project": project_id,
         "result_list": result_list_id,
@@ -323,20 +342,50 @@ def stored_result_list_grades(
         "policy": policy,
         "chunk": CHUNK_QUERIES,
     }
-    rows = copy_fields(STORED_RANKED_SQL, params)
-    current = rows[0][0]
-    if current is None or bytes(current) != b"\x01":
+    rows = _packed_rows(params)
+    if rows is None:
+        # Stale queries (or a policy not filled yet): filled, unless a writer holds them.
+        packed_fill(project_id, query_ids, wait=False)
+        rows = _packed_rows(params)
+    if rows is None:
         return None
     header, ranked, levels, documents = joined_chunks(rows, key=1, width=6)
+    if query_ids is None:
+        return _blocks_grades(header, ranked, levels, documents, depth)
     queries = np.frombuffer(header or b"", dtype=STORED_RANKED_HEADER)
+    return _packed_grades(queries, unpacked(ranked, ">f8"), levels, documents)
+
+
+def _packed_rows(params: dict):
+    """The rows of the packed read (the list's blocks, or the chunks of the queries of
+    ``params``), or None when the guard says they do not hold."""
+    sql = STORED_BLOCKS_SQL if params["queries"] is None else STORED_RANKED_SQL
+    rows = copy_fields(sql, params)
+    current = rows[0][0]
+    return rows if current is not None and bytes(current) == b"\x01" else None
+
+
+def _blocks_grades(header, ranked, levels, documents, depth: int | None) -> ResultListGrades:
+    """``ResultListGrades`` of a list's blocks, joined (a row of STORED_BLOCKS_SQL)."""
+    queries = np.frombuffer(header or b"", dtype=BLOCK_HEADER)
+    hits = queries["hits"].astype(np.int64)
+    read = hits if depth is None else np.minimum(hits, depth)
+    blocks = queries["query_id"].astype(np.int64) // packed.BLOCK_QUERIES
+    by_rank = unpacked(ranked, ">f8")
+    return _packed_grades(queries, query_major(by_rank, read, blocks), levels, documents, read)
+
+
+def _packed_grades(queries, ranked, levels, documents, hits=None) -> ResultListGrades:
     # The ideal comes as levels: each distinct grade, highest first, and its count.
     counts = unpacked(documents, ">i4")
     judged_so_far = np.r_[0, np.cumsum(counts)]
     level_offsets = offsets_from_lengths(queries["levels"].astype(np.int64))
+    if hits is None:
+        hits = queries["ranked"].astype(np.int64)
     return ResultListGrades(
         query_ids=queries["query_id"].astype(np.int64),
-        ranked_grades=unpacked(ranked, ">f8"),
-        offsets=offsets_from_lengths(queries["ranked"].astype(np.int64)),
+        ranked_grades=ranked,
+        offsets=offsets_from_lengths(hits),
         judged_grades=np.repeat(unpacked(levels, ">f8"), counts),
         judged_offsets=judged_so_far[level_offsets],
         judgements=queries["graded"].astype(np.int64),
