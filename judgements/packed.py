@@ -41,15 +41,16 @@ from metrics.core.segments import offsets_from_lengths, sorted_lookup
 
 # Whether the packed rows of %(project)s (of its queries %(queries)s, or all when NULL)
 # hold the state as of %(as_of)s under %(policy)s: no human event of the project is
-# dated later (machine judges' events change no packed row), none of those queries waits
+# dated later (machine judges' events change no packed row; asked in created_at order
+# as metrics.sources.NOTHING_AFTER_SQL does), none of those queries waits
 # for a fill, and the policy has been filled. One SQL expression, for the reads that
 # guard themselves in the same statement (one snapshot).
 PACKED_CURRENT_SQL = """(
-    NOT EXISTS (
-        SELECT FROM judgements_judgement later
-        JOIN judgements_query query ON query.id = later.query_id
-        WHERE query.project_id = %(project)s AND later.created_at > %(as_of)s
-          AND later.source <> 'machine')
+    (SELECT later.created_at FROM judgements_judgement later
+     JOIN judgements_query query ON query.id = later.query_id
+     WHERE query.project_id = %(project)s AND later.created_at > %(as_of)s
+       AND later.source <> 'machine'
+     ORDER BY later.created_at LIMIT 1) IS NULL
     AND NOT EXISTS (
         SELECT FROM judgements_querygrades waiting
         JOIN judgements_query query ON query.id = waiting.query_id

@@ -32,12 +32,6 @@ WHERE pair.project_id = %(project)s
 """
 STORED_GRADES_COLUMNS = [("query_id", ">i8"), ("document_id", ">i8"), ("grade", ">i2")]
 
-# Each current grade as of %(as_of)s, around the log's one "current answer" query
-# (Judgement.objects.current(), whose SQL is built by the ORM in _current_grades_sql).
-CURRENT_GRADES_SQL = """
-SELECT query_id, document_id, grade FROM ({current}) AS latest WHERE kind = 'grade'
-"""
-
 # A result list, packed (migration 0008): per query, one row holds the hits' documents
 # (judgements_rankedhits) and, per consensus policy, one row the hits' grades and the
 # query's judged grades (judgements_rankedgrades). Each column of the whole list comes
@@ -197,25 +191,17 @@ def logged_pair_grades(
     grades: Grades = HUMAN,
 ) -> PairGrades:
     """``pair_grades`` by replaying the judgement log up to ``as_of``, from the current
-    grades of ``grades``' raters (the human raters' unless told otherwise)."""
+    grades of ``grades``' raters (the human raters' unless told otherwise): the events
+    read in one binary COPY and each rater's current answer found in numpy
+    (``metrics.core.replay``, the rule of ``Judgement.objects.current()``), which takes
+    about half the time of that rule's DISTINCT ON in SQL and its rows in Python."""
+    from metrics import log_replay
+
     if not grades.humans and not grades.judges:
         rows = np.empty((0, 3), dtype=np.int64)  # Nobody's grades: no judged pair.
-    else:
-        sql = _current_grades_sql(project_id, as_of=as_of, query_ids=query_ids, grades=grades)
-        rows = _fetch(*sql, columns=3)
-    return _consensus_of(rows[:, 0], rows[:, 1], rows[:, 2].astype(np.float64), policy)
-
-
-def _current_grades_sql(project_id: int, *, as_of, query_ids, grades: Grades) -> tuple[str, list]:
-    from judgements.models import Judgement
-
-    events = Judgement.objects.filter(query__project_id=project_id).as_of(as_of)
-    if query_ids is not None:
-        events = events.filter(query_id__in=query_ids)
-    current = events.current(grades)
-    rows = current.values("query_id", "document_id", "kind", "grade")
-    sql, params = rows.query.sql_with_params()
-    return CURRENT_GRADES_SQL.format(current=sql), list(params)
+        return _consensus_of(rows[:, 0], rows[:, 1], rows[:, 2].astype(np.float64), policy)
+    log = log_replay.sorted_log(project_id, until=as_of, grades=grades, query_ids=query_ids)
+    return log_replay.replayed_pair_grades(log, as_of, policy)
 
 
 def _consensus_of(queries, documents, grades, policy: str) -> PairGrades:

@@ -8,8 +8,8 @@ project ``generated-load`` is built first if it is missing, with
 It times, in one process and printing every figure:
 
 1. one result list recomputed end to end from PostgreSQL
-   (``metrics.refresh.result_list_evaluate``, which reads the packed grades of
-   migration 0008) against the core's own time on the same arrays (``ndcg_batch``
+   (``metrics.evaluate.result_list_evaluate``, which reads the packed blocks of
+   migration 0025) against the core's own time on the same arrays (``ndcg_batch``
    alone), then the same list from the judgement log, as for a past moment;
 2. ``metrics_rebuild`` over 30 daily buckets (this also brings the stored series up
    to date, which the dashboards read);
@@ -20,7 +20,7 @@ It times, in one process and printing every figure:
    of a past moment (halfway through the log: its grades are replayed from the log);
    then the parts of the overview and the table on their own.
 
-Targets: recompute <= 3x the core's time; pages <= 300 ms. Nothing is cached
+Targets: recompute <= 2x the core's time; pages <= 300 ms. Nothing is cached
 between runs: every timed call reads PostgreSQL again, except the comparison's
 test and interval, which are cached by the paired values they were drawn from
 (the first request, printed as the warm-up, pays for the resampling).
@@ -62,7 +62,7 @@ from metrics.models import StaleQuery  # noqa: E402
 from metrics.registry import project_spec  # noqa: E402
 from metrics.sources import Source, freshness, grades_freshness  # noqa: E402
 
-RECOMPUTE_TARGET = 3.0
+RECOMPUTE_TARGET = 2.0  # Issue 16: recompute of one result list <= 2x the numpy core.
 PAGE_TARGET_MS = 300.0
 BENCH_USER = "bench_analyst"
 
@@ -162,16 +162,18 @@ def _bench_recompute(project) -> None:
     as_of = timezone.now()
     depth = spec.k if spec.unjudged == "zero" and spec.ideal == "judged" else None
     print(f"\n== Recompute {result_list.name} ({spec.name}) ==")
-    _, end_to_end = timed(
-        lambda: evaluate.result_list_evaluate(result_list, spec, as_of=as_of), repeat=7
-    )
+    if not grades_freshness(project.pk, as_of=as_of).derived:
+        print("  the packed grades do not hold as of now (an event is dated later): stopping")
+        return
+
+    def end_to_end():
+        return evaluate.result_list_evaluate(result_list, spec, as_of=as_of)
 
     def packed_read():
         return selectors.stored_result_list_grades(
             result_list.pk, project.pk, as_of=as_of, policy=spec.consensus, depth=depth
         )
 
-    grades, packed_s = timed(packed_read, repeat=7)
     params = {
         "project": project.pk,
         "as_of": as_of,
@@ -181,20 +183,27 @@ def _bench_recompute(project) -> None:
         "policy": spec.consensus,
         "chunk": selectors.CHUNK_QUERIES,
     }
-    _, copy_s = timed(lambda: pgcopy.copy_fields(selectors.STORED_RANKED_SQL, params), repeat=7)
-    if not grades_freshness(project.pk, as_of=as_of).derived:
-        print("  the packed grades do not hold as of now (an event is dated later): stopping")
-        return
-    core, core_s = timed(lambda: _core(grades, spec), repeat=20)
-    best, core_best = min(end_to_end), min(core_s)
+    grades = packed_read()  # Fills what is stale (after a load, every query) first.
+    # Each round times every part once, in turn, so that the machine's load weighs on
+    # all of them alike (it is shared); the ratio takes the best of each.
+    rounds = 15
+    spent = {name: [] for name in ("end to end", "packed read", "copy", "core")}
+    for _ in range(rounds):
+        spent["end to end"] += timed(end_to_end)[1]
+        spent["packed read"] += timed(packed_read)[1]
+        spent["copy"] += timed(lambda: pgcopy.copy_fields(selectors.STORED_BLOCKS_SQL, params))[1]
+        core, core_s = timed(lambda: _core(grades, spec))
+        spent["core"] += core_s
+    best, core_best = min(spent["end to end"]), min(spent["core"])
     print(
         f"  queries: {len(grades.query_ids):,}; hits read: {len(grades.ranked_grades):,}; "
         f"judged grades read: {len(grades.judged_grades):,}"
     )
-    print(f"  end to end (result_list_evaluate), best of 7   {best * 1000:9.1f} ms")
-    print(f"    packed read alone, best of 7: {min(packed_s) * 1000:.1f} ms, of which the COPY "
-          f"(SQL and transfer) {min(copy_s) * 1000:.1f} ms, the rest unpacking")  # fmt: skip
-    print(f"  metrics.core ndcg_batch alone, best of 20      {core_best * 1000:9.1f} ms")
+    print(f"  end to end (result_list_evaluate), best of {rounds}  {best * 1000:9.1f} ms")
+    read, copy = (min(spent[name]) * 1000 for name in ("packed read", "copy"))
+    print(f"    packed read alone: {read:.1f} ms, of which the COPY (SQL and transfer) "
+          f"{copy:.1f} ms, the rest unpacking")  # fmt: skip
+    print(f"  metrics.core ndcg_batch alone, best of {rounds}    {core_best * 1000:9.1f} ms")
     ratio = best / core_best
     verdict = "met" if ratio <= RECOMPUTE_TARGET else "NOT met"
     print(f"  target: end to end <= {RECOMPUTE_TARGET:g}x the core: {ratio:.1f}x, {verdict}")
