@@ -18,15 +18,18 @@ The fill locks the stale queries' QueryGrades rows in query order, as the trigge
 so a grade committed meanwhile either waits for the fill or is counted by it, and its
 trigger's mark survives the fill.
 
-Blocks: with the rows it writes, a fill writes again the RankedBlock rows of their
-blocks (``BLOCK_QUERIES`` consecutive query ids), joined from the RankedGrades rows of
-the block as they are then, so that a whole list reads in a few dozen rows; whenever no
-query is stale, the blocks hold exactly the rows. Fills of queries in one block take
-turns on the block's advisory lock (after their QueryGrades rows: graders never take
-it), so each writes the block from the rows the one before it committed. A reader's
-fill (``wait=False``) leaves out the queries of a block another fill holds, and a fill
-that its REPEATABLE READ snapshot cannot write (a row changed since it began) writes
-nothing: its queries stay stale and the list is read from the pair grades.
+Blocks, marked then filled too: a fill marks the RankedBlock rows of its queries'
+blocks (``BLOCK_QUERIES`` consecutive query ids) stale, every list's and policy's, in
+its transaction; a reader of a whole list writes the stale blocks of its list and
+policy again from their RankedGrades rows (``blocks_refresh``) before it reads them, so
+that a grade costs its fill no block and a block is written at most once per read,
+for the list and policy read. Fills and block writers of one block take turns on the
+block's advisory lock (fills after their QueryGrades rows; graders never take it), so
+nothing else writes a block row while one holds it: a fill waits for it (or, a
+reader's fill, leaves the queries of a held block stale), a block writer skips a held
+block. A reader whose REPEATABLE READ snapshot is behind a fill of the block it would
+write (the fill marked it after the snapshot began) writes nothing (PostgreSQL refuses
+the update); a list with a stale block left is read from its RankedGrades rows.
 """
 
 import io
@@ -107,13 +110,29 @@ SELECT ranked.result_list_id, ranked.policy, (ranked.query_id / %(width)s)::int4
        string_agg(ranked.ideal_documents, ''::bytea ORDER BY ranked.query_id)
 FROM unnest(%(blocks)s::int4[]) AS chosen (block)
 JOIN judgements_rankedgrades ranked
-    ON ranked.query_id >= chosen.block::bigint * %(width)s
+    ON ranked.result_list_id = %(result_list)s AND ranked.policy = %(policy)s
+   AND ranked.query_id >= chosen.block::bigint * %(width)s
    AND ranked.query_id < (chosen.block::bigint + 1) * %(width)s
 GROUP BY 1, 2, 3
 """
+# The blocks of the queries %(queries)s, every list's and policy's, marked stale; those
+# of a list and policy that had none are added, empty and stale. Blocks already stale
+# are updated too: a reader writing one from a REPEATABLE READ snapshot taken before
+# this fill then fails instead of writing the block without this fill's rows.
+BLOCKS_MARK_SQL = """
+UPDATE judgements_rankedblock SET stale = true
+WHERE block = ANY(%(blocks)s::int4[]);
+INSERT INTO judgements_rankedblock
+    (result_list_id, policy, block, stale, header, rank_ends, ranked, ideal, ideal_documents)
+SELECT DISTINCT ranked.result_list_id, ranked.policy, (ranked.query_id / %(width)s)::int4,
+       true, ''::bytea, '{}'::int4[], ''::bytea, ''::bytea, ''::bytea
+FROM judgements_rankedgrades ranked
+WHERE ranked.query_id = ANY(%(queries)s)
+ON CONFLICT (result_list_id, policy, block) DO NOTHING;
+"""
 BLOCK_COPY_IN = (
     "COPY judgements_rankedblock "
-    "(result_list_id, policy, block, header, rank_ends, ranked, ideal, ideal_documents) "
+    "(result_list_id, policy, block, header, rank_ends, ranked, ideal, ideal_documents, stale) "
     "FROM STDIN (FORMAT binary)"
 )
 INT4_OID = 23
@@ -151,7 +170,7 @@ def policies_sync() -> None:
 def packed_fill(project_id: int | None = None, query_ids=None, *, wait: bool = True) -> int:
     """Write the RankedGrades of the project's stale queries (every project's without
     ``project_id``; only those of ``query_ids`` when given) under every registered
-    policy, and the RankedBlock rows of their blocks; returns how many queries.
+    policy, and mark their blocks stale; returns how many queries.
 
     A query whose row a writer holds is waited for, or with ``wait=False`` left stale
     (for the writer's own refresh to fill). Readers inside a longer transaction pass
@@ -188,7 +207,11 @@ def _fill(project_id: int | None, query_ids, *, wait: bool) -> int:
         cursor.execute(
             "UPDATE judgements_querygrades SET stale = false WHERE query_id = ANY(%s)", [queries]
         )
-    blocks_write(sorted({query // BLOCK_QUERIES for query in queries}))
+    blocks = sorted({query // BLOCK_QUERIES for query in queries})
+    with connection.cursor() as cursor:
+        cursor.execute(
+            BLOCKS_MARK_SQL, {"blocks": blocks, "queries": queries, "width": BLOCK_QUERIES}
+        )
     return len(queries)
 
 
@@ -216,32 +239,69 @@ def _blocks_lock(queries: list[int], *, wait: bool) -> list[int]:
     return [query for query in queries if query // BLOCK_QUERIES not in held]
 
 
-def blocks_write(blocks: list[int]) -> None:
-    """Write the RankedBlock rows of ``blocks`` (block numbers, sorted, whose advisory
-    locks this transaction holds) again from their RankedGrades rows, every list's
-    and policy's."""
+def blocks_refresh(result_list_id: int, policy: str) -> bool:
+    """Write the stale blocks of a list under a policy again from their RankedGrades
+    rows, those no other transaction holds; returns whether none is left stale.
+
+    For readers: it never waits, and a block its REPEATABLE READ snapshot cannot write
+    (a fill marked it since the snapshot began) rolls every block back to stale.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT block FROM judgements_rankedblock"
+            " WHERE result_list_id = %s AND policy = %s AND stale ORDER BY block",
+            [result_list_id, policy],
+        )
+        stale = [row[0] for row in cursor.fetchall()]
+    if not stale:
+        return True
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT block FROM unnest(%s::int4[]) block"
+                " WHERE pg_try_advisory_xact_lock(%s, block)",
+                [stale, BLOCK_LOCK],
+            )
+            locked = [row[0] for row in cursor.fetchall()]
+            blocks_write(result_list_id, policy, locked)
+    except (OperationalError, IntegrityError):
+        return False
+    return len(locked) == len(stale)
+
+
+def blocks_write(result_list_id: int, policy: str, blocks: list[int]) -> None:
+    """Write the RankedBlock rows of a list under a policy for ``blocks`` (block
+    numbers whose advisory locks this transaction holds) again from their RankedGrades
+    rows; a block left without a row goes."""
     from metrics.pgcopy import copy_fields
 
     if not blocks:
         return
-    params = {"blocks": blocks, "width": BLOCK_QUERIES}
+    params = {
+        "blocks": blocks,
+        "width": BLOCK_QUERIES,
+        "result_list": result_list_id,
+        "policy": policy,
+    }
     rows = copy_fields(BLOCK_ROWS_SQL, params)
     out = [COPY_HEADER]
-    for list_id, policy, block, header, ranked, ideal, counts in rows:
+    for list_id, name, block, header, ranked, ideal, counts in rows:
         hits = np.frombuffer(header, dtype=BLOCK_HEADER)["hits"].astype(np.int64)
         by_rank, rank_ends = rank_major(np.frombuffer(ranked, dtype=">f8"), hits)
         # An int4[] in the binary format: one dimension, no NULL, then (length, value) each.
         elements = np.empty((len(rank_ends), 2), dtype=">i4")
         elements[:, 0], elements[:, 1] = 4, rank_ends
         array = struct.pack(">iiiii", 1, 0, INT4_OID, len(rank_ends), 1) + elements.tobytes()
-        fields = [bytes(list_id), bytes(policy), bytes(block), bytes(header), array]
-        fields += [by_rank.tobytes(), bytes(ideal), bytes(counts)]
+        fields = [bytes(list_id), bytes(name), bytes(block), bytes(header), array]
+        fields += [by_rank.tobytes(), bytes(ideal), bytes(counts), b"\x00"]
         out.append(struct.pack(">h", len(fields)))
         out.extend(struct.pack(">i", len(field)) + field for field in fields)
     out.append(struct.pack(">h", -1))
     with connection.cursor() as cursor:
         cursor.execute(
-            "DELETE FROM judgements_rankedblock WHERE block = ANY(%s::int4[])", [blocks]
+            "DELETE FROM judgements_rankedblock"
+            " WHERE result_list_id = %s AND policy = %s AND block = ANY(%s::int4[])",
+            [result_list_id, policy, blocks],
         )
         cursor.cursor.copy_expert(BLOCK_COPY_IN, io.BytesIO(b"".join(out)))
 

@@ -97,7 +97,8 @@ CHUNK_QUERIES = 128
 # (numbered by their block), the hits' grades up to rank %(depth)s being one prefix of
 # each block's (judgements.packed.rank_major); rows of tens of kilobytes, which
 # PostgreSQL and libpq hand over faster than one row of megabytes. The same guard; no
-# block gives one row of NULLs.
+# block gives one row of NULLs. A block marked stale by a fill is written again first
+# (judgements.packed.blocks_refresh), or the list read per query.
 STORED_BLOCKS_SQL = f"""
 WITH guard AS MATERIALIZED (
     SELECT {PACKED_CURRENT_SQL} AS current
@@ -107,7 +108,7 @@ SELECT guard.current, int4send(block.block), block.header,
             ELSE substring(block.ranked FROM 1 FOR 8 * coalesce(
                 block.rank_ends[least(%(depth)s, cardinality(block.rank_ends))], 0))
        END,
-       block.ideal, block.ideal_documents
+       block.ideal, block.ideal_documents, block.stale
 FROM guard
 LEFT JOIN judgements_rankedblock block
     ON guard.current AND block.result_list_id = %(result_list)s AND block.policy = %(policy)s
@@ -328,25 +329,30 @@ def stored_result_list_grades(
         "policy": policy,
         "chunk": CHUNK_QUERIES,
     }
-    rows = _packed_rows(params)
+    whole = query_ids is None
+    rows = _packed_rows(params, blocks=whole)
     if rows is None:
         # Stale queries (or a policy not filled yet): filled, unless a writer holds them.
         packed_fill(project_id, query_ids, wait=False)
-        rows = _packed_rows(params)
+        rows = _packed_rows(params, blocks=whole)
+    if rows is not None and whole and any(row[6] == b"\x01" for row in rows):
+        # Blocks that fills marked: written again for this list and policy, unless
+        # another transaction holds one; else the list is read query by query.
+        whole = packed.blocks_refresh(result_list_id, policy)
+        rows = _packed_rows(params, blocks=whole)
     if rows is None:
         return None
     header, ranked, levels, documents = joined_chunks(rows, key=1, width=6)
-    if query_ids is None:
+    if whole:
         return _blocks_grades(header, ranked, levels, documents, depth)
     queries = np.frombuffer(header or b"", dtype=STORED_RANKED_HEADER)
     return _packed_grades(queries, unpacked(ranked, ">f8"), levels, documents)
 
 
-def _packed_rows(params: dict):
-    """The rows of the packed read (the list's blocks, or the chunks of the queries of
-    ``params``), or None when the guard says they do not hold."""
-    sql = STORED_BLOCKS_SQL if params["queries"] is None else STORED_RANKED_SQL
-    rows = copy_fields(sql, params)
+def _packed_rows(params: dict, *, blocks: bool):
+    """The rows of the packed read (the list's blocks, or its rows in chunks of query
+    ids), or None when the guard says they do not hold."""
+    rows = copy_fields(STORED_BLOCKS_SQL if blocks else STORED_RANKED_SQL, params)
     current = rows[0][0]
     return rows if current is not None and bytes(current) == b"\x01" else None
 

@@ -220,14 +220,15 @@ def stored_summaries(project) -> tuple[dict, dict, dict]:
 
 
 def stored_blocks(project) -> dict:
-    """The packed blocks (judgements_rankedblock) read back as the RankedGrades rows they
-    join, in ``stored_summaries``' shape, one query at a time: each query's hits' grades
-    are picked from the block's ranks one by one. A query found in a block that its id
-    does not belong to is kept under the key (list, query, policy, "in block", block)."""
+    """The packed blocks (judgements_rankedblock) not marked stale read back as the
+    RankedGrades rows they join, in ``stored_summaries``' shape, one query at a time:
+    each query's hits' grades are picked from the block's ranks one by one. A query
+    found in a block that its id does not belong to is kept under the key (list, query,
+    policy, "in block", block)."""
     from judgements.packed import BLOCK_QUERIES
 
     rows = {}
-    blocks = RankedBlock.objects.filter(result_list__project=project).values_list(
+    blocks = RankedBlock.objects.filter(result_list__project=project, stale=False).values_list(
         "result_list_id",
         "policy",
         "block",
@@ -270,6 +271,12 @@ def stored_blocks(project) -> dict:
             )
             level += levels
     return rows
+
+
+def stale_blocks(project) -> set[tuple[int, str, int]]:
+    """The (list, policy, block) of the blocks marked stale: they wait for a reader."""
+    blocks = RankedBlock.objects.filter(result_list__project=project, stale=True)
+    return set(blocks.values_list("result_list_id", "policy", "block"))
 
 
 # judgements_queuepair, judgements_queuepooltally, judgements_queueratertally
@@ -453,13 +460,22 @@ def differences(project) -> Iterator[Difference]:
                 {k: row for k, row in rows.items() if k[1] not in waiting and k[2] in filled}
                 for rows in (have, want)
             )
-            # The blocks join the same rows (judgements.packed writes them together).
+            # The blocks join the same rows, but for those marked stale, which wait
+            # for a reader (judgements.packed.blocks_refresh).
+            from judgements.packed import BLOCK_QUERIES
+
+            stale = stale_blocks(project)
             blocks = {
                 key: row
                 for key, row in stored_blocks(project).items()
                 if key[1] not in waiting and key[2] in filled
             }
-            yield from _compare("judgements_rankedblock", blocks, want)
+            joined = {
+                key: row
+                for key, row in want.items()
+                if (key[0], key[2], key[1] // BLOCK_QUERIES) not in stale
+            }
+            yield from _compare("judgements_rankedblock", blocks, joined)
         if name == "judgements_querygrades":
             # A query left with neither pairs nor hits may keep an emptied row.
             have = {key: row for key, row in have.items() if key in want or row != (0, 0)}

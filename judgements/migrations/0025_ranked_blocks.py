@@ -1,11 +1,12 @@
 """Packed grades in blocks (issue 16, "recompute of one result list <= 2x the core").
 
 judgements_rankedblock joins the RankedGrades rows of a result list and policy for each
-block of judgements.packed.BLOCK_QUERIES query ids, the hits' grades rank by rank, so
-that a whole list reads in a few dozen rows. Its byte columns are stored uncompressed
-(STORAGE EXTERNAL): PostgreSQL then reads only the prefix a depth asks for. Every query
-is marked stale, so that the next fill (the metrics refresh, or the next reader) writes
-the blocks with the rows; going back drops the table.
+block of judgements.packed.BLOCK_QUERIES (128) query ids, the hits' grades rank by
+rank, so that a whole list reads in a few dozen rows. Its byte columns are stored
+uncompressed (STORAGE EXTERNAL): PostgreSQL then reads only the prefix a depth asks
+for. Every block of the packed rows there are is added empty and stale, so that the
+next reader of each list writes it (judgements.packed.blocks_refresh); going back
+drops the table.
 """
 
 import django.contrib.postgres.fields
@@ -21,7 +22,13 @@ ALTER TABLE judgements_rankedblock
     ALTER COLUMN ideal SET STORAGE EXTERNAL,
     ALTER COLUMN ideal_documents SET STORAGE EXTERNAL;
 """
-MARK_STALE = "UPDATE judgements_querygrades SET stale = true"
+STALE_BLOCKS = """
+INSERT INTO judgements_rankedblock
+    (result_list_id, policy, block, stale, header, rank_ends, ranked, ideal, ideal_documents)
+SELECT DISTINCT result_list_id, policy, (query_id / 128)::int4, true,
+       ''::bytea, '{}'::int4[], ''::bytea, ''::bytea, ''::bytea
+FROM judgements_rankedgrades
+"""
 
 
 class Migration(migrations.Migration):
@@ -58,6 +65,14 @@ class Migration(migrations.Migration):
                 ("ideal", models.BinaryField(default=b"")),
                 ("ideal_documents", models.BinaryField(default=b"")),
                 (
+                    "stale",
+                    models.BooleanField(
+                        db_default=False,
+                        default=False,
+                        help_text="Set by a fill of one of the block's queries: the block waits for a reader of its list to write it again (judgements.packed.blocks_refresh).",
+                    ),
+                ),
+                (
                     "result_list",
                     models.ForeignKey(
                         db_index=False,
@@ -76,5 +91,5 @@ class Migration(migrations.Migration):
             },
         ),
         migrations.RunSQL(STORAGE, migrations.RunSQL.noop),
-        migrations.RunSQL(MARK_STALE, migrations.RunSQL.noop),
+        migrations.RunSQL(STALE_BLOCKS, migrations.RunSQL.noop),
     ]

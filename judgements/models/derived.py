@@ -144,8 +144,9 @@ class RankedBlock(models.Model):
     ``ideal_documents`` are the queries' columns joined in that order. ``ranked`` holds
     the hits' grades rank by rank (every query's first hit, then every query's second
     ...), and ``rank_ends[r - 1]`` how many grades the first ``r`` ranks hold, so that a
-    list's top ``k`` is one prefix of each block. Written by ``judgements.packed`` with
-    the rows it fills, in the same transaction, from the rows themselves."""
+    list's top ``k`` is one prefix of each block. Marked stale by the fills of its
+    queries and written again from the rows by the next reader of the whole list
+    (``judgements.packed``)."""
 
     result_list = models.ForeignKey(
         ResultList, on_delete=models.CASCADE, related_name="+", db_index=False
@@ -157,6 +158,12 @@ class RankedBlock(models.Model):
     ranked = models.BinaryField(default=b"")
     ideal = models.BinaryField(default=b"")
     ideal_documents = models.BinaryField(default=b"")
+    stale = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="Set by a fill of one of the block's queries: the block waits for a "
+        "reader of its list to write it again (judgements.packed.blocks_refresh).",
+    )
 
     class Meta:
         constraints = [

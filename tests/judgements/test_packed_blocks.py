@@ -70,22 +70,14 @@ def test_rank_ends_count_the_values_of_the_first_ranks():
     assert ends.tolist() == [3, 5, 6]
 
 
-@pytest.mark.parametrize("seed", [21, 22])
-def test_the_blocks_join_the_rows_and_read_as_the_log_for_every_depth(project, seed):
-    random_events(project, seed=seed)
-    random_events(project, seed=seed + 1)
-    random_hits(project, seed=seed)
-    packed.packed_fill(project.pk)
-    rows = stored_rows(project)
-    blocks = oracles.stored_blocks(project)
-    assert blocks == rows and len(rows) > 0
-    assert RankedBlock.objects.count() > len(POLICIES) * 2  # Several blocks per list.
+def read_every_list(project, policies=POLICIES, depths=(None, 1, 2, 3, 9)):
+    """Read every list of the project whole under ``policies`` at ``depths``, checking
+    each read against the log's; the reads write the blocks fills marked."""
     now = timezone.now()
-
-    for policy in POLICIES:
+    for policy in policies:
         pairs = selectors.logged_pair_grades(project.pk, as_of=now, policy=policy)
         for result_list in project.result_lists.all():
-            for depth in (None, 1, 2, 3, 9):
+            for depth in depths:
                 whole = selectors.stored_result_list_grades(
                     result_list.pk, project.pk, as_of=now, policy=policy, depth=depth
                 )
@@ -93,44 +85,68 @@ def test_the_blocks_join_the_rows_and_read_as_the_log_for_every_depth(project, s
                 assert_same_list(whole, logged)
 
 
-def test_a_fill_of_one_query_writes_its_blocks_again_and_no_other(project):
-    random_events(project, seed=23)
-    random_hits(project, seed=23, lists=1)
+@pytest.mark.parametrize("seed", [21, 22])
+def test_the_blocks_join_the_rows_and_read_as_the_log_for_every_depth(project, seed):
+    random_events(project, seed=seed)
+    random_events(project, seed=seed + 1)
+    random_hits(project, seed=seed)
     packed.packed_fill(project.pk)
+    # A fill only marks the blocks of its queries; the first read of a list writes them.
+    assert RankedBlock.objects.filter(stale=False).count() == 0
+
+    read_every_list(project)
+
+    assert not RankedBlock.objects.filter(stale=True).exists()
+    assert RankedBlock.objects.count() > len(POLICIES) * 2  # Several blocks per list.
+    rows = stored_rows(project)
+    assert oracles.stored_blocks(project) == rows and len(rows) > 0
+
+
+def test_a_fill_marks_its_blocks_and_a_read_writes_those_of_its_list_and_policy(project):
+    random_events(project, seed=23)
+    random_hits(project, seed=23)
+    packed.packed_fill(project.pk)
+    read_every_list(project, depths=(None,))
     before = {row.pk: row for row in RankedBlock.objects.all()}
     query = project.queries.order_by("pk")[1]
+    block = query.pk // packed.BLOCK_QUERIES
     rater = UserFactory(username="late", roles=["rater"])
     document = project.documents.order_by("pk").first()
 
     JudgementFactory(rater=rater, query=query, document=document, grade=3)
     assert packed.packed_fill(project.pk) == 1
 
-    after = {row.pk: row for row in RankedBlock.objects.all()}
-    block = query.pk // packed.BLOCK_QUERIES
+    marked = RankedBlock.objects.filter(stale=True)
+    assert {row.block for row in marked} == {block}
+    assert marked.count() == project.result_lists.count() * len(POLICIES)
+    assert packed_differences(project) == []  # Marked blocks wait; the rows are exact.
+
+    first_list = project.result_lists.order_by("pk").first()
+    read_every_list(project, policies=["median"], depths=(2,))
+    written = RankedBlock.objects.filter(stale=False, block=block)
+    assert set(written.values_list("policy", flat=True)) == {"median"}
     kept = {pk for pk, row in before.items() if row.block != block}
-    assert kept <= set(after)  # The other blocks' rows were not written again.
-    assert {row.block for pk, row in after.items() if pk not in before} == {block}
-    assert oracles.stored_blocks(project) == stored_rows(project)
-    assert packed_differences(project) == []
+    assert kept <= set(RankedBlock.objects.values_list("pk", flat=True))  # Not written again.
+    assert first_list is not None and packed_differences(project) == []
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_a_list_reads_from_the_pair_grades_while_another_fill_holds_its_block(project):
-    # Another transaction holds the block of a stale query: the reader leaves the query
-    # stale rather than wait, and the evaluation lays the list out from the pair grades.
+def test_while_another_transaction_holds_a_block_the_reader_waits_for_nothing(project):
+    # A stale query whose block another transaction holds stays stale: the list is laid
+    # out from the pair grades. A stale block another holds is not written: the list is
+    # read query by query. Either way the values are the log's.
     random_events(project, seed=24)
     random_hits(project, seed=24, lists=1)
     packed.packed_fill(project.pk)
     result_list = project.result_lists.get()
     query = project.queries.order_by("pk").first()
-    QueryGrades.objects.filter(query=query).update(stale=True)
+    block = query.pk // packed.BLOCK_QUERIES
     spec = MetricSpec(k=3)
     held, release = threading.Event(), threading.Event()
 
     def hold_the_block():
         try:
             with transaction.atomic(), connection.cursor() as cursor:
-                block = query.pk // packed.BLOCK_QUERIES
                 cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [packed.BLOCK_LOCK, block])
                 held.set()
                 release.wait(timeout=30)
@@ -142,7 +158,12 @@ def test_a_list_reads_from_the_pair_grades_while_another_fill_holds_its_block(pr
     try:
         assert held.wait(timeout=30)
         now = timezone.now()
-        read = selectors.stored_result_list_grades(
+        per_query = selectors.stored_result_list_grades(
+            result_list.pk, project.pk, as_of=now, policy="mean", depth=3
+        )
+        assert RankedBlock.objects.get(block=block, policy="mean").stale
+        QueryGrades.objects.filter(query=query).update(stale=True)
+        unfilled = selectors.stored_result_list_grades(
             result_list.pk, project.pk, as_of=now, policy="mean", depth=3
         )
         _, result = result_list_evaluate(result_list, spec, as_of=now)
@@ -150,54 +171,57 @@ def test_a_list_reads_from_the_pair_grades_while_another_fill_holds_its_block(pr
         release.set()
         holder.join(timeout=30)
 
-    assert read is None
-    assert QueryGrades.objects.get(query=query).stale
     pairs = selectors.logged_pair_grades(project.pk, as_of=now, policy="mean")
+    assert_same_list(per_query, selectors.result_list_grades(result_list.pk, pairs, depth=3))
+    assert unfilled is None and QueryGrades.objects.get(query=query).stale
     _, logged = result_list_evaluate(result_list, spec, as_of=now, pairs=pairs)
     assert result.ndcg.tobytes() == logged.ndcg.tobytes() and len(result.ndcg) > 0
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_a_readers_fill_behind_a_committed_fill_of_its_block_writes_nothing(project):
-    # A dashboard reads in one REPEATABLE READ snapshot. Another fill writes the block
-    # of two stale queries for one of them and commits after that snapshot began: the
-    # reader's fill of the other would write the block from rows its snapshot no
-    # longer holds, so PostgreSQL refuses it, and the reader's fill writes nothing.
+def test_a_reader_behind_a_fill_of_a_block_does_not_write_the_block(project):
+    # A dashboard reads in one REPEATABLE READ snapshot, in which a block is stale.
+    # Another fill of a query of that block commits after the snapshot began: written
+    # from the snapshot, the block would lack that fill's rows, so PostgreSQL refuses
+    # the write (the fill marked the block again), and the list is read query by query.
     random_events(project, seed=25)
     random_hits(project, seed=25, lists=1)
     packed.packed_fill(project.pk)
     result_list = project.result_lists.get()
     # Three consecutive ids: two of them share a block of three.
     queries = list(project.queries.order_by("pk"))
-    first, second = next(
+    first, _ = next(
         (a, b)
         for a, b in itertools.pairwise(queries)
         if a.pk // packed.BLOCK_QUERIES == b.pk // packed.BLOCK_QUERIES
     )
-    QueryGrades.objects.filter(query__in=[first, second]).update(stale=True)
+    block = first.pk // packed.BLOCK_QUERIES
+    rater = UserFactory(username="late", roles=["rater"])
+    document = project.documents.order_by("pk").first()
 
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             cursor.execute("SELECT count(*) FROM judgements_rankedblock")  # The snapshot.
 
-        def other_fill():
-            packed.packed_fill(project.pk, [first.pk])
+        def grade_and_fill():
+            JudgementFactory(rater=rater, query=first, document=document, grade=3)
+            packed.packed_fill(project.pk)
             connections["default"].close()
 
-        filler = threading.Thread(target=other_fill)
-        filler.start()
-        filler.join(timeout=30)
+        other = threading.Thread(target=grade_and_fill)
+        other.start()
+        other.join(timeout=30)
 
-        assert packed.packed_fill(project.pk, [second.pk], wait=False) == 0
-        assert QueryGrades.objects.get(query=second).stale
+        assert not packed.blocks_refresh(result_list.pk, "mean")
+        assert RankedBlock.objects.get(block=block, policy="mean").stale
         now = timezone.now()
-        assert (
-            selectors.stored_result_list_grades(
-                result_list.pk, project.pk, as_of=now, policy="mean", depth=None
-            )
-            is None
+        read = selectors.stored_result_list_grades(
+            result_list.pk, project.pk, as_of=now, policy="mean", depth=None
         )
+        pairs = selectors.logged_pair_grades(project.pk, as_of=now, policy="mean")
+        assert_same_list(read, selectors.result_list_grades(result_list.pk, pairs, depth=None))
 
-    assert packed.packed_fill(project.pk) == 1
+    read_every_list(project, policies=["mean"])
+    assert not RankedBlock.objects.filter(policy="mean", stale=True).exists()
     assert packed_differences(project) == []
