@@ -333,8 +333,10 @@ def query_major(by_rank: np.ndarray, lengths: np.ndarray, blocks: np.ndarray) ->
     """
     if len(lengths) == 0:
         return by_rank[:0].copy()
-    # Each block a row and each of its segments a column (zero-length padding after).
     first = np.flatnonzero(np.r_[True, blocks[1:] != blocks[:-1]])
+    if lengths.min() == lengths.max():
+        return _uniform_query_major(by_rank, int(lengths[0]), np.diff(np.r_[first, len(blocks)]))
+    # Each block a row and each of its segments a column (zero-length padding after).
     row = np.repeat(np.arange(len(first)), np.diff(np.r_[first, len(blocks)]))
     column = np.arange(len(blocks)) - first[row]
     padded = np.zeros((len(first), int(column.max()) + 1), dtype=np.int64)
@@ -354,6 +356,23 @@ def query_major(by_rank: np.ndarray, lengths: np.ndarray, blocks: np.ndarray) ->
         target = (starts[rows, None, :] + ranks)[present]
         out[target] = by_rank[done : done + len(target)]
         done += len(target)
+    return out
+
+
+def _uniform_query_major(by_rank: np.ndarray, length: int, sizes: np.ndarray) -> np.ndarray:
+    """``query_major`` when every segment has ``length`` values (a top k that every
+    query fills): each block of ``sizes[b]`` segments is a (length, size) matrix,
+    transposed; consecutive blocks of one size at once."""
+    out = np.empty_like(by_rank)
+    runs = np.flatnonzero(np.r_[True, sizes[1:] != sizes[:-1], True])
+    done = 0
+    for begin, end in itertools.pairwise(runs.tolist()):
+        size, count = int(sizes[begin]), end - begin
+        values = by_rank[done : done + count * size * length]
+        out[done : done + len(values)] = (
+            values.reshape(count, length, size).transpose(0, 2, 1).ravel()
+        )
+        done += len(values)
     return out
 
 

@@ -370,7 +370,7 @@ def _blocks_grades(header, ranked, levels, documents, depth: int | None) -> Resu
 def _packed_grades(queries, ranked, levels, documents, hits=None) -> ResultListGrades:
     # The ideal comes as levels: each distinct grade, highest first, and its count.
     counts = unpacked(documents, ">i4")
-    judged_so_far = np.r_[0, np.cumsum(counts)]
+    judged_so_far = offsets_from_lengths(counts)
     level_offsets = offsets_from_lengths(queries["levels"].astype(np.int64))
     if hits is None:
         hits = queries["ranked"].astype(np.int64)

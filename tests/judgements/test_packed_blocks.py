@@ -63,6 +63,23 @@ def test_rank_major_and_back_give_the_values_again():
     assert packed.query_major(np.concatenate(parts), lengths, blocks).tolist() == values.tolist()
 
 
+@pytest.mark.parametrize("length", [1, 4])
+def test_segments_of_one_length_come_back_from_blocks_of_any_size(length):
+    # A top k every query fills: blocks of 3, 3, 1, 3 and 2 segments (runs of one size
+    # and blocks alone) come back segment after segment.
+    blocks = np.repeat([5, 6, 7, 9, 12], [3, 3, 1, 3, 2])
+    lengths = np.full(len(blocks), length)
+    values = np.arange(float(lengths.sum()))
+    starts = np.cumsum(lengths) - lengths
+    parts = []
+    for block in np.unique(blocks):
+        mine = np.flatnonzero(blocks == block)
+        segments = np.concatenate([values[starts[i] : starts[i] + length] for i in mine])
+        parts.append(packed.rank_major(segments, lengths[mine])[0])
+
+    assert packed.query_major(np.concatenate(parts), lengths, blocks).tolist() == values.tolist()
+
+
 def test_rank_ends_count_the_values_of_the_first_ranks():
     by_rank, ends = packed.rank_major(np.arange(6.0), np.array([3, 1, 2]))
 
