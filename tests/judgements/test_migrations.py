@@ -31,7 +31,7 @@ def test_0010_gives_queries_stored_before_external_ids_their_own_id():
     assert stored == {old[0].pk: str(old[0].pk), old[1].pk: str(old[1].pk), kept.pk: "T-1"}
 
 
-def test_0025_a_statement_recounting_every_pair_grade_rewrites_each_row_in_its_page():
+def test_0026_a_statement_recounting_every_pair_grade_rewrites_each_row_in_its_page():
     # An import recounts every pair it grades in one statement: with full pages each
     # new row version moved to another page and into all four indexes.
     query = QueryFactory()

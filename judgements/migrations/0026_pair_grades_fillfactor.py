@@ -17,7 +17,7 @@ from django.db import migrations
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("judgements", "0024_rate_limit_table"),
+        ("judgements", "0025_ranked_blocks"),
     ]
 
     operations = [
