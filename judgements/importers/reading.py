@@ -130,6 +130,11 @@ class Duplicates:
         self.keys.append(key if isinstance(key, int) else hash(key))
         self.lines.append(line)
 
+    def extend(self, keys: np.ndarray, lines: np.ndarray) -> None:
+        """``add`` for many rows at once: their 64-bit keys (hashes) and lines."""
+        self.keys.frombytes(np.asarray(keys, np.int64).tobytes())
+        self.lines.frombytes(np.asarray(lines, np.int64).tobytes())
+
     def errors(self) -> Iterator[LineError]:
         if not self.keys:
             return
