@@ -189,9 +189,12 @@ def _plain_texts(values: list, limit: int) -> np.ndarray:
         return np.fromiter(map(_plain, values, repeat(limit)), bool, size)
     lengths = np.fromiter(map(len, values), np.int64, size)
     plain = (lengths > 0) & (lengths <= limit)
-    # str.strip() removes exactly what str.isspace() calls space, at either end.
-    plain &= np.fromiter(map(operator.eq, map(str.strip, values), values), bool, size)
-    if "\x00" in "".join(values):
+    joined = "\x00".join(values)
+    # Ids hold no space at all, which one look at the whole column tells (str.split
+    # and str.strip both take as space what str.isspace does).
+    if len(joined.split(maxsplit=1)) > 1:
+        plain &= np.fromiter(map(operator.eq, map(str.strip, values), values), bool, size)
+    if joined.count("\x00") >= size:  # More than the size - 1 joins: a value holds one.
         plain &= np.fromiter(map(operator.not_, map(operator.contains, values,
                                                     repeat("\x00"))), bool, size)  # fmt: skip
     return plain
