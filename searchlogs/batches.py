@@ -103,33 +103,44 @@ class Batch:
         self.query_ids.update(query for query in set(ids) if query is not None)
         return keys, ids
 
+    def check(self) -> None:
+        """The whole-batch checks that need no database (``errors`` finishes them)."""
+        self.repeated, self.late_clicks, self.odd_dwells = [], [], []
+        if self.rows:
+            names = list(self.sessions)
+            self.repeated = list(self.ids.errors())
+            self.late_clicks = self._late_clicks(names)
+            self.odd_dwells = self._odd_dwells(names)
+
     def errors(self) -> list[LineError]:
         """Repeated ids, clicks before any results page of their session, dwells of
         unknown clicks (or of another session's, or earlier than theirs); by line."""
-        if not self.rows:
-            return []
-        names = list(self.sessions)
-        clicks = self._click_errors(names)
-        dwells = self._dwell_errors(names)
-        order = sorted(clicks + dwells, key=lambda error: error.line)
-        return [*self.ids.errors(), *order]
+        sessions = {session for _, session, _ in self.late_clicks}
+        pages = _stored_first_pages(self.project, sessions)
+        message = 'No results page of session "{}" at or before this click.'
+        errors = [LineError(line, "session", message.format(session))
+                  for line, session, moment in self.late_clicks
+                  if pages.get(session, NEVER) > moment]  # fmt: skip
+        unknown = {click for _, click, _, _, found in self.odd_dwells if found is None}
+        clicks = _stored_clicks(self.project, unknown)
+        for line, click, session, moment, found in self.odd_dwells:
+            if error := _dwell_error(click, session, moment, found or clicks.get(click)):
+                errors.append(LineError(line, *error))
+        return [*self.repeated, *sorted(errors, key=lambda error: error.line)]
 
-    def _click_errors(self, names: list[str]) -> list[LineError]:
+    def _late_clicks(self, names: list[str]) -> list[tuple[int, str, int]]:
+        """Clicks with no results page of their session before them in the batch."""
         _, page_sessions, page_times = self.kept[Kind.IMPRESSION].arrays()
         first = np.full(len(names), NEVER)
         np.minimum.at(first, page_sessions, page_times)
         lines, sessions, times = self.kept[Kind.CLICK].arrays()
-        late = np.flatnonzero(first[sessions] > times).tolist()
-        stored = _stored_first_pages(self.project, {names[sessions[row]] for row in late})
-        errors = []
-        for row in late:
-            session = names[sessions[row]]
-            if stored.get(session, NEVER) > times[row]:
-                message = f'No results page of session "{session}" at or before this click.'
-                errors.append(LineError(int(lines[row]), "session", message))
-        return errors
+        late = np.flatnonzero(first[sessions] > times)
+        return list(zip(lines[late].tolist(), [names[s] for s in sessions[late].tolist()],
+                        times[late].tolist(), strict=True))  # fmt: skip
 
-    def _dwell_errors(self, names: list[str]) -> list[LineError]:
+    def _odd_dwells(self, names: list[str]) -> list[tuple]:
+        """Dwells whose click is not in the batch, or is another session's or later:
+        (line, click, session, time, the batch's click's session and time or None)."""
         _, click_sessions, click_times = self.kept[Kind.CLICK].arrays()
         lines, sessions, times = self.kept[Kind.DWELL].arrays()
         clicked = self.kept[Kind.DWELL].names
@@ -137,21 +148,16 @@ class Batch:
         index = dict(zip(self.kept[Kind.CLICK].names, range(len(click_times)), strict=True))
         found = np.fromiter(map(index.get, clicked, repeat(-1)), np.int64, len(clicked))
         known = found >= 0
-        wrong = ~known
-        wrong[known] = (click_sessions[found[known]] != sessions[known]) | (
+        odd = ~known
+        odd[known] = (click_sessions[found[known]] != sessions[known]) | (
             times[known] < click_times[found[known]]
         )
-        missing = {clicked[row] for row in np.flatnonzero(~known).tolist()}
-        stored = _stored_clicks(self.project, missing)
-        batch = {row: (names[click_sessions[found[row]]], click_times[found[row]])
-                 for row in np.flatnonzero(wrong & known).tolist()}  # fmt: skip
-        errors = []
-        for row in np.flatnonzero(wrong).tolist():
-            click = clicked[row]
-            if error := _dwell_error(click, names[sessions[row]], times[row],
-                                     batch.get(row) or stored.get(click)):  # fmt: skip
-                errors.append(LineError(int(lines[row]), *error))
-        return errors
+        return [
+            (int(lines[row]), clicked[row], names[sessions[row]], int(times[row]),
+             (names[click_sessions[found[row]]], int(click_times[found[row]]))
+             if found[row] >= 0 else None)
+            for row in np.flatnonzero(odd).tolist()
+        ]  # fmt: skip
 
     def result(self, created: int) -> IngestResult:
         kinds = {Kind(kind).label: int(count) for kind, count in enumerate(self.kinds) if count}

@@ -56,6 +56,7 @@ def search_log_ingest(*, project: Project, upload: Iterable[bytes]) -> IngestRes
         batch = Batch(project)
         with EventWriter(COLUMNS) as writer:
             errors = _read(upload, batch, writer)
+            batch.check()  # While PostgreSQL stores the last blocks.
             writer.finish()
             for error in batch.errors():
                 errors.add(error)
