@@ -37,7 +37,7 @@ class CopyFeed:
     _END, _CANCEL = b"", None
 
     def __init__(self, sql: str):
-        self.sql, self.error = sql, None
+        self.sql, self.error, self.ended = sql, None, False
         self.blocks: queue.Queue = queue.Queue(maxsize=4)
         self.thread = threading.Thread(target=self._run, name="copy-feed", daemon=True)
 
@@ -57,11 +57,18 @@ class CopyFeed:
             self._put(data)
 
     def read(self, size: int = -1) -> bytes:
-        """What psycopg2 sends next (this is the COPY's file)."""
-        block = self.blocks.get()
-        if block is self._CANCEL:
+        """What psycopg2 sends next (this is the COPY's file): every block waiting, so
+        that this thread needs Python's lock (held by the feeding thread most of the
+        time) as seldom as it can."""
+        if self.ended:
+            return self._END
+        blocks = [self.blocks.get()]
+        while blocks[-1] and not self.blocks.empty():
+            blocks.append(self.blocks.get_nowait())
+        if blocks[-1] is self._CANCEL:
             raise CopyCancelled
-        return block
+        self.ended = blocks[-1] == self._END
+        return b"".join(blocks)
 
     def _put(self, block: bytes | None) -> None:
         # Once the COPY has failed, nothing reads the queue any more.
