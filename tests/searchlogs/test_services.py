@@ -333,3 +333,18 @@ def test_two_batches_of_a_project_sent_at_once_store_each_event_once():
     assert errors == []
     assert sorted(result.created for result in results) == [0, 5000]
     assert SearchEvent.objects.filter(project=project).count() == 5001
+
+
+def test_an_upload_that_breaks_off_while_being_stored_leaves_nothing(queries):
+    project = queries["tent"].project
+    pages = (impression(f"e{n}", "s1", "2026-11-20T10:00:00Z", "tent") for n in range(12_000))
+
+    def upload():
+        yield jsonl(*pages)  # Blocks of it are COPY'd before the next chunk is asked for.
+        raise OSError("Connection reset by peer")
+
+    with pytest.raises(OSError):
+        search_log_ingest(project=project, upload=upload())
+
+    assert SearchEvent.objects.count() == 0
+    assert ingest(project, *WORKED_LOG).created == len(WORKED_LOG)
