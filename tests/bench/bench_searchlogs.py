@@ -172,19 +172,23 @@ def _bench_ingest(project: Project, log: bytes, lines: int) -> None:
         parsed = sum(len(events) for events, _ in search_log_columns(_chunks(log)))
     parse = time.perf_counter() - started
     print(_load(f"  parsing alone          {parse:6.1f} s  {parsed / parse:9,.0f} events/s"))
-    started = time.perf_counter()
+    started, client, server = time.perf_counter(), time.process_time(), _server_cpu()
     result = search_log_ingest(project=project, upload=_chunks(log))
     ingest = time.perf_counter() - started
     assert result.created == lines, result
     print(_load(f"  search_log_ingest      {ingest:6.1f} s  {lines / ingest:9,.0f} events/s"))
+    print(f"    (CPU: this process {time.process_time() - client:.1f} s,"
+          f" PostgreSQL's {_server_cpu() - server:.1f} s)")  # fmt: skip
     print(f"  ({result.kinds}; {result.unmatched:,} pages matched no query)")
     rows = _service_rows(project, log)
     for logged in (False, True):
+        server = _server_cpu()
         copy_seconds = _raw_copy(rows, logged=logged)
         table = "a logged table" if logged else "a temporary table"
         print(_load(f"  peer: raw COPY         {copy_seconds:6.1f} s  "
                     f"{lines / copy_seconds:9,.0f} events/s into {table}"))  # fmt: skip
-        print(f"    search_log_ingest: {copy_seconds / ingest:4.0%} of this COPY's rate"
+        print(f"    (CPU: PostgreSQL's {_server_cpu() - server:.1f} s) search_log_ingest:"
+              f" {copy_seconds / ingest:.0%} of this COPY's rate"
               + ("" if logged else " (target: >= 50 %)"))  # fmt: skip
     print("  (the same rows as search_log_ingest writes, without parsing or checks, into a"
           " table like the events table: its columns and indexes)")  # fmt: skip
@@ -194,6 +198,19 @@ def _bench_ingest(project: Project, log: bytes, lines: int) -> None:
     assert again.created == 0 and again.already_stored == lines
     print(_load(f"  the same batch again   {resend:6.1f} s  {lines / resend:9,.0f} events/s "
                 "(all skipped by id)"))  # fmt: skip
+
+
+def _server_cpu() -> float:
+    """CPU seconds this connection's PostgreSQL process has used (NaN if it runs on
+    another machine): the database's share of a step, whatever else runs."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid(), inet_server_addr()")
+        pid, address = cursor.fetchone()
+    stat = Path(f"/proc/{pid}/stat")
+    if address not in (None, "127.0.0.1", "::1") or not stat.exists():
+        return float("nan")
+    fields = stat.read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _service_rows(project: Project, log: bytes) -> bytes:
