@@ -16,7 +16,9 @@ It times, in one process and printing every figure with the load average:
    sends, in its order) into a new table like the events table (same columns and
    indexes), no parsing or checks: a temporary table, which the issue's target
    (ingest at >= 50 % of its rate) is set against, and a logged table, which pays
-   the write-ahead log and shared buffers that the events table does;
+   the write-ahead log and shared buffers that the events table does. The ingest
+   and the peers take turns ``--rounds`` times (3): best and median of each, and
+   the CPU each took in this process and in PostgreSQL (read from /proc);
 3. sending the same batch again (every event skipped by id);
 4. the daily metrics: reading the events from PostgreSQL, then
    ``metrics.core.online.online_metrics`` by day, by query, by day and query;
@@ -78,6 +80,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="timed runs of the reads")
     parser.add_argument("--reads-only", action="store_true", help="keep the stored log")
     parser.add_argument("--ingest-only", action="store_true", help="time the ingest alone")
+    parser.add_argument("--rounds", type=int, default=3, help="timed ingests, each with its peers")
     args = parser.parse_args()
     project = _project()
     print(_load(f"Project {SLUG}: {project.queries.count():,} queries"))
@@ -87,7 +90,7 @@ def main() -> int:
         lines = log.count(b"\n")
         print(f"Generated {lines:,} events ({len(log) / 1e6:.0f} MB of JSON Lines, seed "
               f"{args.seed}) in {time.perf_counter() - started:.1f} s")  # fmt: skip
-        _bench_ingest(project, log, lines)
+        _bench_ingest(project, log, lines, args.rounds)
     if args.ingest_only:
         return 0
     _bench_metrics(project, args.repeat)
@@ -159,45 +162,69 @@ def _chunks(data: bytes):
     return (data[start : start + CHUNK] for start in range(0, len(data), CHUNK))
 
 
-def _bench_ingest(project: Project, log: bytes, lines: int) -> None:
-    print("\n== Ingest (one batch, one transaction) ==")
-    with connection.cursor() as cursor:
-        cursor.execute("DELETE FROM searchlogs_searchevent WHERE project_id = %s", [project.pk])
-        # The last run's events are dead but still in the indexes, under the very ids
-        # about to be written again: each would cost the unique index a visit to the
-        # dead row, which a log of new events never pays (nor the peers' new tables).
-        cursor.execute("VACUUM searchlogs_searchevent")
+def _bench_ingest(project: Project, log: bytes, lines: int, rounds: int) -> None:
+    print(f"\n== Ingest (one batch, one transaction; best and median of {rounds}) ==")
     started = time.perf_counter()
     with _collector_paused():  # As search_log_ingest reads.
         parsed = sum(len(events) for events, _ in search_log_columns(_chunks(log)))
     parse = time.perf_counter() - started
     print(_load(f"  parsing alone          {parse:6.1f} s  {parsed / parse:9,.0f} events/s"))
-    started, client, server = time.perf_counter(), time.process_time(), _server_cpu()
-    result = search_log_ingest(project=project, upload=_chunks(log))
-    ingest = time.perf_counter() - started
-    assert result.created == lines, result
-    print(_load(f"  search_log_ingest      {ingest:6.1f} s  {lines / ingest:9,.0f} events/s"))
-    print(f"    (CPU: this process {time.process_time() - client:.1f} s,"
-          f" PostgreSQL's {_server_cpu() - server:.1f} s)")  # fmt: skip
-    print(f"  ({result.kinds}; {result.unmatched:,} pages matched no query)")
     rows = _service_rows(project, log)
+    ingests, peers, result = [], {False: [], True: []}, None
+    # The ingest and its peers take turns, so that a change of the machine's load
+    # weighs on both alike.
+    for _ in range(rounds):
+        result, seconds, cpu = _ingest_anew(project, log)
+        assert result.created == lines, result
+        ingests.append((seconds, cpu))
+        for logged in (False, True):
+            server = _server_cpu()
+            peers[logged].append((_raw_copy(rows, logged=logged), _server_cpu() - server))
+    ingest = _times_report("search_log_ingest", ingests, lines)
+    print(f"  ({result.kinds}; {result.unmatched:,} pages matched no query)")
     for logged in (False, True):
-        server = _server_cpu()
-        copy_seconds = _raw_copy(rows, logged=logged)
         table = "a logged table" if logged else "a temporary table"
-        print(_load(f"  peer: raw COPY         {copy_seconds:6.1f} s  "
-                    f"{lines / copy_seconds:9,.0f} events/s into {table}"))  # fmt: skip
-        print(f"    (CPU: PostgreSQL's {_server_cpu() - server:.1f} s) search_log_ingest:"
-              f" {copy_seconds / ingest:.0%} of this COPY's rate"
-              + ("" if logged else " (target: >= 50 %)"))  # fmt: skip
+        copy = _times_report(f"peer: raw COPY into {table}", peers[logged], lines)
+        share = [peer / mine for peer, mine in zip(copy, ingest, strict=True)]
+        target = "" if logged else " (target: >= 50 %)"
+        print(f"    search_log_ingest: {share[0]:.0%} of this COPY's rate at best,"
+              f" {share[1]:.0%} of the medians{target}")  # fmt: skip
     print("  (the same rows as search_log_ingest writes, without parsing or checks, into a"
-          " table like the events table: its columns and indexes)")  # fmt: skip
+          " new table like the events table: its columns and indexes)")  # fmt: skip
     started = time.perf_counter()
     again = search_log_ingest(project=project, upload=_chunks(log))
     resend = time.perf_counter() - started
     assert again.created == 0 and again.already_stored == lines
     print(_load(f"  the same batch again   {resend:6.1f} s  {lines / resend:9,.0f} events/s "
                 "(all skipped by id)"))  # fmt: skip
+
+
+def _ingest_anew(project: Project, log: bytes):
+    """search_log_ingest of ``log`` into the project cleared of its events; the result,
+    seconds, and CPU seconds (this process's, PostgreSQL's)."""
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM searchlogs_searchevent WHERE project_id = %s", [project.pk])
+        # The last run's events are dead but still in the indexes, under the very ids
+        # about to be written again: each would cost the unique index a visit to the
+        # dead row, which a log of new events never pays (nor the peers' new tables).
+        cursor.execute("VACUUM searchlogs_searchevent")
+    started, client, server = time.perf_counter(), time.process_time(), _server_cpu()
+    result = search_log_ingest(project=project, upload=_chunks(log))
+    seconds = time.perf_counter() - started
+    return result, seconds, (time.process_time() - client, _server_cpu() - server)
+
+
+def _times_report(name: str, runs: list[tuple], lines: int) -> tuple[float, float]:
+    """Print the best and median seconds of ``runs`` (seconds, CPU), with the best
+    run's CPU; return the two."""
+    best, median = min(runs)[0], statistics.median(seconds for seconds, _ in runs)
+    cpu = min(runs)[1]
+    where = (f"this process {cpu[0]:.1f} s, PostgreSQL's {cpu[1]:.1f} s"
+             if isinstance(cpu, tuple) else f"PostgreSQL's {cpu:.1f} s")  # fmt: skip
+    print(_load(f"  {name}: best {best:.1f} s ({lines / best:,.0f} events/s),"
+                f" median {median:.1f} s"))  # fmt: skip
+    print(f"    (CPU of the best: {where})")
+    return best, median
 
 
 def _server_cpu() -> float:
