@@ -34,13 +34,20 @@ class Staging:
 
     def copy(self, lines: Iterable[str]) -> None:
         """Append rows given as lines of COPY's text format (see ``copy_value``)."""
+        self._copy("", io.StringIO("".join(lines)))
+
+    def copy_binary(self, data: bytes) -> None:
+        """Append rows given in COPY's binary format, every column in order (see
+        ``metrics.pgcopy.binary_copy_data``)."""
+        self._copy(" (FORMAT binary)", io.BytesIO(data))
+
+    def _copy(self, options: str, data) -> None:
         with connection.cursor() as cursor:
             if self.empty:
                 definition = ", ".join(f"{name} {kind}" for name, kind in self.columns.items())
                 cursor.execute(f"CREATE TEMP TABLE {self.table} ({definition}) ON COMMIT DROP")
                 self.empty = False
-            text = io.StringIO("".join(lines))
-            cursor.cursor.copy_expert(f"COPY {self.table} FROM STDIN", text)
+            cursor.cursor.copy_expert(f"COPY {self.table} FROM STDIN{options}", data)
 
     def insert(self, names: list[str], select: str, params: dict | None = None) -> int:
         """INSERT the model's ``names`` from ``select`` (over the staging table); return

@@ -4,7 +4,8 @@ A parser takes the upload as byte chunks (a large file is read a chunk at a time
 never whole; JSON is parsed as it streams in, up to 32 MB) and a ``Vocabulary`` of
 what the project already knows, and yields rows, ``Skip``s and ``LineError``s in
 file order. Services write the rows only if no error came out, so an import is all
-or nothing.
+or nothing. For speed, a parser may yield a ``JudgementBlock`` (many lines' rows as
+columns) after the Skips of its lines; ``one_by_one`` turns it back into rows.
 
 ``FORMATS`` is the one registry of what can be imported: the API, the management
 commands and the upload pages offer exactly its formats, and the README's import
@@ -36,6 +37,7 @@ from judgements.importers.rows import (
     ErrorLog,
     HitRow,
     ImportRejected,
+    JudgementBlock,
     JudgementRow,
     LineError,
     Note,
@@ -43,6 +45,7 @@ from judgements.importers.rows import (
     RunInfo,
     Skip,
     Vocabulary,
+    one_by_one,
 )
 
 
@@ -110,6 +113,7 @@ __all__ = [
     "HitRow",
     "ImportFormat",
     "ImportRejected",
+    "JudgementBlock",
     "JudgementRow",
     "LineError",
     "Note",
@@ -118,4 +122,5 @@ __all__ = [
     "Skip",
     "Vocabulary",
     "formats_for",
+    "one_by_one",
 ]

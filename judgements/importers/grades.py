@@ -5,9 +5,13 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Iterator
+from itertools import compress
+
+import numpy as np
 
 from judgements.importers.catalogue import _Unknown, query_by_qid, query_by_text
 from judgements.importers.reading import (
+    CsvBlock,
     Duplicates,
     LineDict,
     Lines,
@@ -22,7 +26,14 @@ from judgements.importers.reading import (
     text_field,
     unzipped,
 )
-from judgements.importers.rows import JudgementRow, LineError, Note, Skip, Vocabulary
+from judgements.importers.rows import (
+    JudgementBlock,
+    JudgementRow,
+    LineError,
+    Note,
+    Skip,
+    Vocabulary,
+)
 
 KINDS = ("grade", "cant_tell", "retract")
 EVENT_COLUMNS = ("id", "query", "document", "rater", "kind", "grade", "note", "created_at")
@@ -58,8 +69,29 @@ class _Pairs:
                 return (JudgementRow(line, query, document, grade),)
         return list(self._row(line, query, docid, rating, **event))
 
+    def block(self, lines, query_ids: np.ndarray, docids: list[str], ratings: list[str]):
+        """``row``'s rows for many lines at once (``query_ids`` known), as a
+        JudgementBlock, when each is its common case; else None, and nothing is noted."""
+        documents = list(map(self.vocabulary.documents.get, docids))
+        grades = {rating: grade_of(rating, self.vocabulary.grades) for rating in set(ratings)}
+        if None in documents or any(problem for _, problem in grades.values()):
+            return None
+        # row() makes each pair's key in Python, where a query id past 31 bits overflows.
+        if query_ids.size and query_ids.max() >= 1 << 31:
+            return None
+        document_ids = np.array(documents, np.int64)
+        values = {rating: grade for rating, (grade, _) in grades.items()}
+        numbers = np.fromiter(map(values.__getitem__, ratings), np.int64, len(ratings))
+        if isinstance(lines, range):
+            lines = np.arange(lines.start, lines.stop, dtype=np.int64)
+        lines = np.asarray(lines, np.int64)
+        self.seen.extend((query_ids << 32) | document_ids, lines)
+        return JudgementBlock(lines, query_ids, document_ids, numbers)
+
     def _row(self, line: int, query, docid, rating, **event) -> Iterator[JudgementRow | LineError]:
-        query_id, query_key = query if isinstance(query, tuple) else (query, "")
+        # A LineError is a tuple too, but no query to create.
+        to_create = isinstance(query, tuple) and not isinstance(query, LineError)
+        query_id, query_key = query if to_create else (query, "")
         grade, problem = self._grade(line, rating)
         document_id, document_key = self._document(line, docid)
         errors = [query_id] if isinstance(query_id, LineError) else []
@@ -115,25 +147,61 @@ class _Pairs:
         yield from self.seen.errors()
 
 
-def quepid_csv(chunks: Iterable[bytes], vocabulary: Vocabulary):
+def quepid_csv(chunks: Iterable[bytes], vocabulary: Vocabulary, *, blocks: bool = True):
     """Quepid's ``query,docid,rating``. Quepid pads every row to three columns, so an
-    unrated query comes as ``query,,`` (or ``query`` alone): such rows are skipped."""
+    unrated query comes as ``query,,`` (or ``query`` alone): such rows are skipped.
+
+    With ``blocks``, a block of lines that are all known queries and documents with
+    grades on the scale (or unrated) comes as a JudgementBlock after its Skips; the
+    rows, skips and errors are the same as line by line (a test holds them equal).
+    """
     pairs = _Pairs(vocabulary, ("query", "docid", "rating"))
-    records = csv_records(Lines(chunks), pairs.columns, lone_first_column=True)
+    records = csv_records(Lines(chunks), pairs.columns, lone_first_column=True, blocks=blocks)
     for item in records:
         if isinstance(item, LineError):
             yield item
-            continue
-        line, record = item
-        if not record["docid"].strip() or not record["rating"].strip():
-            yield Skip(line, UNRATED)
-            continue
-        # Quepid writes a space before a query starting with - = + or @ (its CSV guard).
-        query = query_by_text(line, record["query"], vocabulary, "query", pairs.unknown_queries)
-        yield from pairs.row(
-            line, _or_create(query, record["query"], vocabulary), record["docid"], record["rating"]
-        )
+        elif isinstance(item, CsvBlock):
+            if (read := _quepid_block(item, pairs)) is not None:
+                yield from read
+            else:
+                for line, record in item.records():
+                    yield from _quepid_line(line, record, pairs)
+        else:
+            yield from _quepid_line(*item, pairs)
     yield from pairs.errors()
+
+
+def _quepid_line(line: int, record: dict[str, str], pairs: "_Pairs") -> Iterator:
+    if not record["docid"].strip() or not record["rating"].strip():
+        yield Skip(line, UNRATED)
+        return
+    # Quepid writes a space before a query starting with - = + or @ (its CSV guard).
+    vocabulary = pairs.vocabulary
+    query = query_by_text(line, record["query"], vocabulary, "query", pairs.unknown_queries)
+    yield from pairs.row(
+        line, _or_create(query, record["query"], vocabulary), record["docid"], record["rating"]
+    )
+
+
+def _quepid_block(block: CsvBlock, pairs: "_Pairs") -> list | None:
+    """``_quepid_line``'s items for every line of ``block`` at once: its Skips, then a
+    JudgementBlock; None when a line is not a known query's grade (or unrated)."""
+    lines, queries, docids, ratings = block.lines, *map(block.columns.get, pairs.columns)
+    skips = []
+    if not all(map(str.strip, docids)) or not all(map(str.strip, set(ratings))):
+        cells = zip(docids, ratings, strict=True)
+        rated = [bool(docid.strip() and rating.strip()) for docid, rating in cells]
+        skips = [Skip(line, UNRATED) for line, kept in zip(lines, rated, strict=True) if not kept]
+        lines, queries, docids, ratings = (
+            list(compress(column, rated)) for column in (lines, queries, docids, ratings)
+        )
+    known = pairs.vocabulary.queries
+    query_ids = {text: known.get(text.strip()) for text in set(queries)}
+    if None in query_ids.values():
+        return None
+    ids = np.fromiter(map(query_ids.__getitem__, queries), np.int64, len(queries))
+    rows = pairs.block(lines, ids, docids, ratings)
+    return None if rows is None else [*skips, rows]
 
 
 def _or_create(query, text, vocabulary: Vocabulary):

@@ -12,6 +12,8 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
+from itertools import repeat
+from operator import length_hint
 from typing import NamedTuple
 
 import ijson
@@ -23,29 +25,89 @@ MAX_LINE_BYTES = 1 << 20
 MAX_JSON_BYTES = 32 << 20
 
 
+class _Problem(NamedTuple):
+    """Stands for a line that cannot be read; ``message`` says why."""
+
+    message: str
+
+
 class Lines:
     """An upload's text lines with their line ends, numbered from 1.
 
-    Whole blocks of lines are decoded at once, which is several times faster than
-    line by line; only a block that fails is decoded again line by line to find
-    the culprit. A line that is not UTF-8 or is longer than ``MAX_LINE_BYTES``
-    comes out as a bare line end, and its error waits in ``pending`` for the
-    parser to report before it skips the line.
+    The upload is read a block of whole lines at a time. A block is decoded at once,
+    which is several times faster than line by line; only a block that fails is
+    decoded again line by line to find the culprit. A line that is not UTF-8 or is
+    longer than ``MAX_LINE_BYTES`` comes out as a bare line end, and its error waits
+    in ``pending`` for the parser to report before it skips the line.
+
+    Iterating gives one line at a time. A parser may instead take the rest of the
+    current block whole (``block``, then ``skip_block``) when none of its lines has
+    a problem, and read it with a few calls instead of one per line.
     """
 
     def __init__(self, chunks: Iterable[bytes]):
         self.chunks, self.number, self.pending, self.at_end = iter(chunks), 0, [], False
+        self._runs = self._decoded()
+        # The current block: its lines not read yet, as an iterator that ``block`` and
+        # the reading line by line share, or, before any line of it is read, its text
+        # alone (split into lines only if it is read line by line).
+        self._rest: Iterator = iter(())
+        self._text, self._clean = None, True
 
     def __iter__(self) -> Iterator[str]:
-        yield from self._lines()
+        while True:
+            rest = self._rest
+            for line in rest:
+                self.number += 1
+                if line.__class__ is not str:
+                    self._fail(line.message)
+                    line = "\n"
+                yield line
+            # Unless ``block`` put the lines it looked at back, or a block of its own.
+            if rest is self._rest and not self._load():
+                break
         self.at_end = True
 
-    def _lines(self) -> Iterator[str]:
+    def block(self) -> str | None:
+        """The lines not read yet of the current block (else of the next) as one text,
+        if none of them has a problem; None if one has, or at the end."""
+        if length_hint(self._rest):
+            lines = list(self._rest)
+            self._rest = iter(lines)
+            return "".join(lines) if self._clean else None
+        if self._text is None:
+            run = next(self._runs, None)
+            if isinstance(run, list):
+                self._rest, self._clean = iter(run), False
+            else:
+                self._text = run
+        return self._text
+
+    def skip_block(self, text: str) -> None:
+        """Count ``text``, the lines ``block`` gave, as read."""
+        self.number += text.count("\n") + (not text.endswith("\n"))
+        self._rest, self._text = iter(()), None
+
+    def block_done(self) -> bool:
+        """Whether every line of the current block has been read."""
+        return not length_hint(self._rest) and self._text is None
+
+    def _load(self) -> bool:
+        run = self._text if self._text is not None else next(self._runs, None)
+        self._text = None
+        if run is None:
+            return False
+        self._clean = isinstance(run, str)
+        self._rest = iter(io.StringIO(run).readlines() if self._clean else run)
+        return True
+
+    def _decoded(self) -> Iterator[str | list]:
+        """Each block: its text when every line reads, else its lines, a ``_Problem``
+        standing for each line that does not."""
+        first = True
         for block in self._blocks():
             if block is None:
-                self.number += 1
-                self._fail(f"The line is longer than {MAX_LINE_BYTES >> 10} KB.")
-                yield "\n"
+                yield [_Problem(f"The line is longer than {MAX_LINE_BYTES >> 10} KB.")]
                 continue
             try:
                 text = block.decode("utf-8")
@@ -53,28 +115,32 @@ class Lines:
                 text = None
             # PostgreSQL cannot store NUL characters: such lines are refused here too.
             if text is None or "\x00" in text:
-                yield from self._line_by_line(block)
-                continue
-            for line in io.StringIO(text.removeprefix("\ufeff") if not self.number else text):
-                self.number += 1
-                if len(line) > MAX_LINE_BYTES:
-                    self._fail(f"The line is longer than {MAX_LINE_BYTES >> 10} KB.")
-                    line = "\n"
-                yield line
+                yield list(self._line_by_line(block))
+            elif len(text) <= MAX_LINE_BYTES:
+                yield text.removeprefix("\ufeff") if first else text
+            else:
+                yield self._checked(text.removeprefix("\ufeff") if first else text)
+            first = False
 
-    def _line_by_line(self, block: bytes) -> Iterator[str]:
+    @staticmethod
+    def _checked(text: str) -> str | list:
+        lines = io.StringIO(text).readlines()
+        if max(map(len, lines)) <= MAX_LINE_BYTES:
+            return text
+        message = f"The line is longer than {MAX_LINE_BYTES >> 10} KB."
+        return [_Problem(message) if len(line) > MAX_LINE_BYTES else line for line in lines]
+
+    @staticmethod
+    def _line_by_line(block: bytes) -> Iterator[str | _Problem]:
         for raw in io.BytesIO(block):
-            self.number += 1
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as error:
                 byte, column = raw[error.start], error.start + 1
-                self._fail(f"Byte 0x{byte:02x} at column {column} is not UTF-8; save as UTF-8.")
-                line = "\n"
-            if "\x00" in line:
-                self._fail("The line contains a NUL character.")
-                line = "\n"
-            yield line
+                message = f"Byte 0x{byte:02x} at column {column} is not UTF-8; save as UTF-8."
+                yield _Problem(message)
+                continue
+            yield _Problem("The line contains a NUL character.") if "\x00" in line else line
 
     def _fail(self, message: str) -> None:
         self.pending.append(LineError(self.number, None, message))
@@ -196,8 +262,13 @@ def scale_text(grades: Iterable[int]) -> str:
     return ", ".join(map(str, values))
 
 
-def csv_records(lines: Lines, required: tuple[str, ...], *, lone_first_column=False):
-    """Yield ``(line, {column: value})`` per data line of a CSV upload, or LineErrors."""
+def csv_records(lines: Lines, required: tuple[str, ...], *, lone_first_column=False, blocks=False):
+    """Yield ``(line, {column: value})`` per data line of a CSV upload, or LineErrors.
+
+    With ``blocks``, a block of lines that reads as one record per line, each with
+    the header's columns (a blank line, or a lone first column where allowed, is left
+    out), comes as one ``CsvBlock`` instead; the records are the same.
+    """
     reader = csv.reader(lines)
     try:
         header = [name.strip().lower() for name in next(reader)]
@@ -213,20 +284,40 @@ def csv_records(lines: Lines, required: tuple[str, ...], *, lone_first_column=Fa
         needs, columns = ", ".join(missing).replace("|", " or "), ", ".join(header) or "none"
         yield LineError(1, None, f"The header needs {needs}; it has: {columns}.")
         return
-    yield from _csv_rows(lines, reader, header, lone_first_column)
+    while not lines.at_end:
+        if blocks and (block := _csv_block(lines, header, lone_first_column)):
+            yield block
+        else:
+            yield from _csv_rows(lines, reader, header, lone_first_column, to_block_end=blocks)
+    yield from lines.drain()
 
 
-def _csv_rows(lines: Lines, reader, header: list[str], lone_first_column: bool):
-    end = 1
+class CsvBlock(NamedTuple):
+    """Records of a CSV upload read at once: their line numbers and, by header name,
+    their cells (as ``unguarded`` leaves them), in line order."""
+
+    lines: range | list[int]
+    columns: dict[str, list[str]]
+
+    def records(self) -> Iterator[tuple[int, dict[str, str]]]:
+        """``(line, {column: value})`` per record, as ``csv_records`` yields them."""
+        names = list(self.columns)
+        for line, cells in zip(self.lines, zip(*self.columns.values(), strict=True), strict=True):
+            yield line, dict(zip(names, cells, strict=True))
+
+
+def _csv_rows(lines: Lines, reader, header: list[str], lone_first_column: bool, to_block_end):
+    """Records one at a time: to the end of the file, or, with ``to_block_end``, to the
+    end of the block of lines where one ends."""
     while True:
-        start = end + 1
+        start = lines.number + 1
         try:
             record = next(reader)
         except StopIteration:
-            break
+            return
         except csv.Error as error:
             record = LineError(start, None, f"This is not valid CSV: {error}.")
-        end = reader.line_num
+        end = lines.number
         if _unclosed_quote(record, start, end, lines):
             record = LineError(start, None, "A quote opened on this line is never closed.")
         if lines.pending:
@@ -238,7 +329,85 @@ def _csv_rows(lines: Lines, reader, header: list[str], lone_first_column: bool):
         elif record and not (lone_first_column and len(record) == 1):
             message = f"{len(record)} columns where the header has {len(header)}."
             yield LineError(start, None, message)
-    yield from lines.drain()
+        if to_block_end and lines.block_done():
+            return
+
+
+def _csv_block(lines: Lines, header: list[str], lone_first_column: bool) -> CsvBlock | None:
+    """The rest of the current block of ``lines`` as one CsvBlock, if each of its lines
+    is a whole record that ``_csv_rows`` would yield, or leave out without a word;
+    else None, and nothing is read."""
+    text, first = lines.block(), lines.number + 1
+    if not text:
+        return None
+    width = len(header)
+    columns = _split_columns(text, width)
+    if columns is not None:
+        numbers: range | list[int] = range(first, first + len(columns[0]))
+    elif (read := _read_columns(text, width, lone_first_column)) is not None:
+        indexes, columns = read
+        numbers = (
+            range(first, first + len(indexes))
+            if isinstance(indexes, range)
+            else [first + index for index in indexes]
+        )
+    else:
+        return None
+    lines.skip_block(text)
+    # Only a cell that starts with ' can be a guarded one.
+    guarded = "'" in text
+    return CsvBlock(
+        numbers,
+        {
+            name: list(map(unguarded, cells)) if guarded else list(cells)
+            for name, cells in zip(header, columns, strict=True)
+        },
+    )
+
+
+def _split_columns(text: str, width: int) -> list[list[str]] | None:
+    """The columns of ``text`` by splitting at commas, where the csv module would read
+    the same: no quotes, no carriage returns but in line ends, no blank line, each
+    line ``width`` fields, none longer than the csv module's limit; else None."""
+    if '"' in text:
+        return None
+    if "\r" in text:
+        if text.count("\r") != text.count("\r\n"):
+            return None
+        text = text.replace("\r\n", "\n")
+    rows = text.removesuffix("\n").split("\n")
+    if len(text) > csv.field_size_limit() and max(map(len, rows)) > csv.field_size_limit():
+        return None
+    if width == 1:
+        return None if "" in rows or "," in text else [rows]
+    if list(map(str.count, rows, repeat(","))).count(width - 1) != len(rows):
+        return None
+    del rows  # A block's cells are many small strings: one copy of them at a time.
+    fields = text.removesuffix("\n").replace("\n", ",").split(",")
+    return [fields[column::width] for column in range(width)]
+
+
+def _read_columns(text: str, width: int, lone_first_column: bool):
+    """``(indexes, columns)`` of the records of ``text`` as the csv module reads them,
+    where each line is one record (its index among the lines), those without a cell
+    or (where allowed) with a lone first cell left out; else None."""
+    rows = io.StringIO(text).readlines()
+    try:
+        records = list(csv.reader(rows))
+    except csv.Error:
+        return None
+    # A quote left open at the end of the block runs on to the next line.
+    if len(records) != len(rows) or (records[-1] and records[-1][-1].endswith(("\n", "\r"))):
+        return None
+    sizes = list(map(len, records))
+    if sizes.count(width) == len(sizes):
+        return range(len(records)), list(zip(*records, strict=True))
+    allowed = (width, 0, 1) if lone_first_column else (width, 0)
+    if any(size not in allowed for size in sizes):
+        return None
+    indexes = [index for index, size in enumerate(sizes) if size == width]
+    kept = [records[index] for index in indexes]
+    return indexes, list(zip(*kept, strict=True)) if kept else [[] for _ in range(width)]
 
 
 _GUARDED = re.compile(r"'+[-=+@\t\r]")

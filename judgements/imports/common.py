@@ -24,6 +24,7 @@ from judgements.importers import (
     DocumentRow,
     ErrorLog,
     ImportRejected,
+    JudgementBlock,
     LineError,
     Note,
     Skip,
@@ -199,17 +200,21 @@ def _query_keys(upload) -> list[tuple[str, str]]:
 
 
 def import_rows(items, write) -> int:
-    """Hand rows to ``write`` in batches until an error shows; return how many rows came."""
+    """Hand rows (and JudgementBlocks) to ``write`` in batches until an error shows;
+    return how many rows came."""
     errors, rows, count, refused, batch = ErrorLog(), [], 0, None, IMPORT_BATCH
+    pending = 0
     for item in items:
         if isinstance(item, LineError):
             errors.add(item)
             continue
-        count += 1
+        size = len(item) if isinstance(item, JudgementBlock) else 1
+        count += size
         if not errors and refused is None:
             rows.append(item)
-            if len(rows) >= batch:
-                refused, rows = _write_batch(write, rows), []
+            pending += size
+            if pending >= batch:
+                refused, rows, pending = _write_batch(write, rows), [], 0
     if not errors and refused is None and rows:
         refused = _write_batch(write, rows)
     errors.raise_if_any()

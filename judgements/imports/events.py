@@ -5,13 +5,14 @@ accounts."""
 import uuid
 from collections import Counter
 
+import numpy as np
 from django.contrib.auth.models import Group, User
 from django.db import transaction
 from django.db.models.functions import Lower
 from django.utils import timezone
 
 from judgements import importers
-from judgements.importers import ImportRejected, LineError, Vocabulary
+from judgements.importers import ImportRejected, JudgementBlock, LineError, Vocabulary
 from judgements.imports.common import (
     ImportResult,
     Summary,
@@ -25,6 +26,7 @@ from judgements.imports.common import (
 from judgements.models import Judgement, Project
 from judgements.roles import Role
 from judgements.staging import Staging, copy_value
+from metrics import pgcopy
 from metrics.refresh import metrics_schedule_refresh
 
 
@@ -108,8 +110,19 @@ WHERE NOT EXISTS (
       AND j.rater_id = s.rater_id AND j.created_at = s.created_at AND j.kind = s.kind
       AND j.grade IS NOT DISTINCT FROM s.grade))
 ORDER BY query_id, document_id"""
-# Pair formats carry no event ids or times: every row is a new event.
-ALL_EVENTS = "SELECT {names} FROM {table} ORDER BY query_id, document_id"
+# Pair formats (Quepid CSV, qrels, ...) give grades of the import rater and nothing
+# else of their own: every row is a new event, and only its pair, grade and rater are
+# staged (the rater, so that Staging locks it as it locks the query and document).
+PAIR_COLUMNS = {
+    "query_id": "bigint",
+    "document_id": "bigint",
+    "rater_id": "integer",
+    "grade": "smallint",
+}
+ALL_PAIRS = """
+SELECT query_id, document_id, rater_id, %(kind)s, grade, %(note)s, %(now)s, %(source)s,
+       %(import_id)s, ''
+FROM {table} ORDER BY query_id, document_id"""
 
 
 class _JudgementWriter:
@@ -119,9 +132,18 @@ class _JudgementWriter:
         self.import_id, self.now = uuid.uuid4(), timezone.now()
         self.accounts: dict[str, int] = {}
         self.account_names: list[str] = []
-        self.staging = Staging(Judgement, JUDGEMENT_COLUMNS)
+        self.pairs = spec.raters == "import"
+        self.staging = Staging(Judgement, PAIR_COLUMNS if self.pairs else JUDGEMENT_COLUMNS)
 
-    def write(self, rows) -> None:
+    def write(self, items) -> None:
+        rows = [item for item in items if not isinstance(item, JudgementBlock)]
+        if rows:
+            self._write_rows(rows)
+        for block in items:
+            if isinstance(block, JudgementBlock):
+                self._write_block(block)
+
+    def _write_rows(self, rows) -> None:
         self.created["documents"] += add_documents_by_key(self.project, self.vocabulary, rows)
         self.created["queries"] += add_queries(self.project, self.vocabulary, rows, self.spec)
         if self.spec.raters == "accounts":
@@ -136,6 +158,9 @@ class _JudgementWriter:
             for row in rows
         ]
         self.query_ids.update(query for query, _, _ in resolved)
+        if self.pairs:
+            self._copy_pairs(resolved)
+            return
         # Formatting in Python is the slow part of an import: what every row shares
         # is formatted once per batch.
         fixed = f"{Judgement.Source.IMPORT.value}\t{self.import_id}"
@@ -148,15 +173,49 @@ class _JudgementWriter:
             for query, document, row in resolved
         )
 
+    def _copy_pairs(self, resolved) -> None:
+        for _, _, row in resolved:
+            own = row.rater_id or row.rater_key or row.note or row.created_at or row.event_id
+            if own or row.kind != "grade":
+                raise TypeError("A pair format's rows are grades of the import rater alone.")
+        rater = self.rater_id
+        self.staging.copy(
+            f"{query}\t{document}\t{rater}\t{row.grade}\n" for query, document, row in resolved
+        )
+
+    def _write_block(self, block: JudgementBlock) -> None:
+        """A block's rows in COPY's binary format, laid out by numpy."""
+        if not self.pairs:
+            raise TypeError("A JudgementBlock holds grades of the import rater.")
+        self.query_ids.update(np.unique(block.query_ids).tolist())
+        data = pgcopy.binary_copy_data(
+            [
+                (block.query_ids, "bigint"),
+                (block.document_ids, "bigint"),
+                (np.full(len(block), self.rater_id), "integer"),
+                (block.grades, "smallint"),
+            ]
+        )
+        self.staging.copy_binary(data)
+
     def _rater(self, row) -> int:
         return row.rater_id or (self.accounts[row.rater_key] if row.rater_key else self.rater_id)
 
     def finish(self) -> int:
         """Write the new events; return how many there were."""
         names = ", ".join(name for name in JUDGEMENT_COLUMNS if name != "timed")
-        rows = ALL_EVENTS if self.spec.raters == "import" else NEW_EVENTS
-        select = rows.format(names=names, table=self.staging.table)
-        return self.staging.insert(names.split(", "), select, {"project": self.project.pk})
+        select = (ALL_PAIRS if self.pairs else NEW_EVENTS).format(
+            names=names, table=self.staging.table
+        )
+        shared = {
+            "project": self.project.pk,
+            "kind": Judgement.Kind.GRADE.value,
+            "note": self.note,
+            "now": self.now,
+            "source": Judgement.Source.IMPORT.value,
+            "import_id": self.import_id,
+        }
+        return self.staging.insert(names.split(", "), select, shared)
 
     def _add_accounts(self, rows) -> None:
         keys = {row.rater_key for row in rows if row.rater_key} - set(self.accounts)

@@ -262,3 +262,23 @@ def test_a_32_mb_json_upload_is_parsed_in_flat_memory():
     assert rows == 3_000
     # A chunk or two of the file and one query at a time, not the file's text or tree.
     assert peak < 8 << 20, f"{peak / 2**20:.1f} MB"
+
+
+def test_a_quepid_csv_is_parsed_a_block_of_lines_at_a_time():
+    lines = 300_000  # about 7 MB
+    text = "".join(f"q{n // 100},D{n},{n % 4}\n" for n in range(lines))
+    data = ("query,docid,rating\n" + text).encode()
+    vocabulary = Vocabulary(
+        grades=frozenset(range(4)),
+        queries={f"q{n}": n + 1 for n in range(lines // 100)},
+        documents={f"D{n}": n + 1 for n in range(lines)},
+    )
+    chunks = (data[start : start + (1 << 20)] for start in range(0, len(data), 1 << 20))
+    tracemalloc.start()
+    rows = sum(map(len, importers.quepid_csv(chunks, vocabulary)))
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert rows == lines
+    # The pairs kept for the repeat check (16 bytes a line) and a block or two; the
+    # file's cells alone would take 50 MB.
+    assert peak < 32 << 20, f"{peak / 2**20:.1f} MB"

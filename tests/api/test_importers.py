@@ -20,7 +20,7 @@ VOCABULARY = Vocabulary(
 def parse(parser, text: str | bytes, chunk: int = 1 << 20):
     data = text.encode() if isinstance(text, str) else text
     chunks = [data[start : start + chunk] for start in range(0, len(data), chunk)]
-    return list(parser(chunks, VOCABULARY))
+    return list(importers.one_by_one(parser(chunks, VOCABULARY)))
 
 
 def errors_of(items) -> list[str]:
@@ -64,7 +64,8 @@ def test_quoted_fields_may_hold_commas_and_line_ends():
     vocabulary = Vocabulary(grades=frozenset({0, 1}), queries={'tent, "2 person"\nsale': 7})
     vocabulary.documents["SKU-1"] = 10
     text = 'query,docid,rating\n"tent, ""2 person""\nsale",SKU-1,1\n'
-    assert list(importers.quepid_csv([text.encode()], vocabulary)) == [JudgementRow(2, 7, 10, 1)]
+    rows = importers.quepid_csv([text.encode()], vocabulary)
+    assert list(importers.one_by_one(rows)) == [JudgementRow(2, 7, 10, 1)]
 
 
 def test_it_reads_trec_qrels_by_query_id():

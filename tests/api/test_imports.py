@@ -1,10 +1,13 @@
 """Uploads through the API: what each import writes when the file is good."""
 
+import datetime as dt
+import functools
 import json
+from dataclasses import replace
 
 import pytest
 
-from judgements import imports, staging
+from judgements import importers, imports, staging
 from judgements.imports import import_rater
 from judgements.models import Document, Hit, Judgement, Query, ResultList
 from tests.api.conftest import upload
@@ -101,6 +104,43 @@ def test_quepid_ratings_become_events_of_the_import_rater(charlie, query_with_hi
         ("import", body["import_id"])
     }
     assert events[0].note == "Imported from quepid by charlie"
+
+
+def test_quepid_lines_read_in_blocks_are_written_as_lines_read_one_by_one(
+    charlie, query_with_hits, monkeypatch, time_machine
+):
+    # Blocks go to the database in COPY's binary format, lines in its text format: the
+    # moment has microseconds, so that both must keep them.
+    time_machine.move_to(MOMENT, tick=False)
+    content = "query,docid,rating\ntent,SKU-1,3\ntent,SKU-2,\ntent,SKU-3,0\ntent,SKU-4,2\n"
+    spec, kinds, written = importers.JUDGEMENT_FORMATS["quepid"], [], []
+
+    def recorded(chunks, vocabulary, *, blocks):
+        for item in importers.quepid_csv(chunks, vocabulary, blocks=blocks):
+            kinds.append((blocks, type(item).__name__))
+            yield item
+
+    for blocks in (True, False):
+        parse = functools.partial(recorded, blocks=blocks)
+        monkeypatch.setitem(importers.JUDGEMENT_FORMATS, "quepid", replace(spec, parse=parse))
+        body = post(charlie, "/api/projects/outdoor/judgements/import/", content, format="quepid")
+        events = Judgement.objects.filter(import_id=body.pop("import_id")).order_by("id")
+        written.append((body, list(events.values_list(*EVENT_FIELDS))))
+
+    assert (True, "JudgementBlock") in kinds
+    assert (False, "JudgementBlock") not in kinds
+    assert written[0] == written[1]
+    body, events = written[0]
+    assert (body["created"], body["skipped"]) == (3, {"unrated (no grade)": 1})
+    assert events[0][-4:] == ("Imported from quepid by charlie", MOMENT, "import", "")
+
+
+EVENT_FIELDS = (
+    "query__text", "document__external_id", "rater__username", "kind", "grade", "note",
+    "created_at", "source", "source_event_id",
+)  # fmt: skip
+
+MOMENT = dt.datetime(2026, 11, 20, 9, 0, 0, 123456, tzinfo=dt.UTC)
 
 
 def test_the_import_rater_cannot_log_in(query_with_hits, project):

@@ -107,6 +107,14 @@ CASES = [
         '1 documents unknown to the project, e.g. "SKU-99"',
     ),
     ("quepid: two columns", "judgements", "quepid", GOOD_QUEPID + "tent,SKU-2\n", 3, "2 columns"),
+    (
+        "quepid: an empty query",
+        "judgements",
+        "quepid",
+        GOOD_QUEPID + ",SKU-2,1\n",
+        3,
+        '"" is not a query of this project',
+    ),
     ("quepid: no rating column", "judgements", "quepid", "query,docid\ntent,SKU-1\n", 1, "rating"),
     (
         "quepid: repeated pair",
@@ -145,6 +153,14 @@ CASES = [
     ("rre: not JSON", "judgements", "rre", '{"query_groups": [', 1, "not valid JSON"),
     ("rre: no query groups", "judgements", "rre", '{"index": "x"}', 1, "no query groups"),
     ("rre: gain outside the scale", "judgements", "rre", RRE_GAIN_7, 2, "outside it"),
+    (
+        "opensearch: an empty query",
+        "judgements",
+        "opensearch",
+        '{"judgmentRatings": [\n{"query": "", "ratings": [{"docId": "SKU-1", "rating": "1"}]}]}',
+        2,
+        '"" is not a query of this project',
+    ),
     ("ltr: no comment", "judgements", "ltr", "3 qid:1 1:0.5\n", 1, 'Expected "grade qid:N'),
     (
         "ltr: a qid with two queries",

@@ -3,6 +3,7 @@
 import datetime as dt
 import io
 import math
+import struct
 
 import numpy as np
 import pytest
@@ -87,6 +88,30 @@ def test_a_nan_and_a_million_rows_go_over_unchanged():
     assert len(back) == rows
     assert back[999_999] == (999_999, 999_999 / 7)
     assert math.isnan(back[123][1])
+
+
+def test_rows_of_one_size_are_laid_out_byte_for_byte_as_copy_reads_them():
+    # Every field has one size in every row here, which binary_copy_data lays out as one
+    # array (test_every_written_type_reads_back_as_it_was_given has text of two lengths);
+    # struct spells the same bytes field by field.
+    data = pgcopy.binary_copy_data(
+        [
+            (np.array([1, -2]), "bigint"),
+            (np.array(["ab", "cd"]), "text"),
+            (np.array([5, 5]), "smallint"),
+            (np.array([True, False]), "boolean"),
+        ]
+    )
+
+    rows = b"".join(
+        struct.pack(">h", 4)
+        + struct.pack(">iq", 8, big)
+        + struct.pack(">i", 2) + text
+        + struct.pack(">ih", 2, 5)
+        + struct.pack(">i?", 1, flag)
+        for big, text, flag in ((1, b"ab", True), (-2, b"cd", False))
+    )  # fmt: skip
+    assert data == pgcopy.COPY_SIGNATURE + bytes(8) + rows + b"\xff\xff"
 
 
 def test_types_it_does_not_write_are_refused_rather_than_guessed():
