@@ -15,13 +15,17 @@ trec_eval's output.
 A document listed twice for one query, in either file, is an error, as in
 trec_eval.
 
-How it stays fast: every docno of both files gets an integer code from one
-dictionary (:func:`docno_codes`), so that matching run rows to qrels rows,
-finding repeated documents and breaking ties all compare integers, never
-strings; and a run already listed in trec_eval's order (the usual case) is
-only checked, not sorted.
+How it stays fast: a run already listed in trec_eval's order (the usual
+case) is only checked, not sorted, its queries handled as blocks of rows;
+and every (query, docno) pair of both files is hashed to 64 bits and the
+hashes sorted once, with each row's number in their low bits (one plain
+sort of integers, far cheaper than sorting strings or an argsort), so that
+a judged run row lands next to its qrels row and a row listed twice next to
+its twin. Neighbours with equal hashes are then compared byte for byte, so
+a hash shared by two different pairs costs time, never a wrong match.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,8 +34,7 @@ from numpy.typing import NDArray
 from metrics.core.segments import Int64Array, offsets_from_lengths, positions
 from metrics.core.trec import TrecColumns, TrecFormatError
 
-_MIX = np.uint64(0x9E3779B97F4A7C15)  # Odd constants of the splitmix64 mixer.
-_MIX2 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0xBF58476D1CE4E5B9)  # An odd constant of the splitmix64 mixer.
 
 
 @dataclass(frozen=True)
@@ -47,18 +50,12 @@ class RankedQueries:
 
 
 @dataclass(frozen=True)
-class DocnoCodes:
-    """An integer per docno of the qrels and of the run: equal docnos, equal codes.
+class _Blocks:
+    """Runs of neighbouring rows with the same qid: first row, length and query code."""
 
-    ``ordered`` tells whether the codes also follow the docnos' byte order
-    (always so for docnos of at most 8 bytes), so that ties can be broken on
-    the codes alone.
-    """
-
-    qrels: Int64Array
-    run: Int64Array
-    count: int
-    ordered: bool
+    starts: Int64Array
+    lengths: Int64Array
+    codes: Int64Array
 
 
 def rank_queries(
@@ -98,24 +95,18 @@ def rank_queries(
     """
     qrels_ids, qrels_codes = _codes(qrels.qids)
     n_codes = len(qrels_ids)
-    run_codes = _lookup(qrels_ids, run.qids)
-    docnos = docno_codes(qrels.docnos, run.docnos)
-    kept = run_codes >= 0
-    if np.all(kept):
-        rows = _rank_order(run_codes, run.values, docnos.run, docnos, run.docnos)
-    else:
-        kept_rows = np.flatnonzero(kept)
-        names = run.docnos[kept_rows] if not docnos.ordered else run.docnos[:0]
-        order = _rank_order(
-            run_codes[kept_rows], run.values[kept_rows], docnos.run[kept_rows], docnos, names
-        )
-        rows = kept_rows[order]
-    qrels_keys = qrels_codes * docnos.count + docnos.qrels
-    run_keys = run_codes[rows] * docnos.count + docnos.run[rows]
-    at = _join(qrels, qrels_keys, run, run_keys, rows, n_codes * docnos.count)
-    grades = np.where(at >= 0, qrels.values[at], np.nan)
+    blocks, kept_rows = _kept_blocks(qrels_ids, run.qids)
+    codes = np.repeat(blocks.codes, blocks.lengths)
+    scores, docnos = run.values, run.docnos
+    if kept_rows is not None:
+        scores, docnos = scores[kept_rows], docnos[kept_rows]
+    order = _rank_order(codes, scores, docnos, blocks)
+    judged, returned_judged = _judged_pairs(qrels, qrels_codes, run, kept_rows, codes, docnos)
+    grades = np.full(len(codes), np.nan)
+    grades[returned_judged] = qrels.values[judged]
     judged_counts = np.bincount(qrels_codes, minlength=n_codes)
-    returned = np.bincount(run_codes[rows], minlength=n_codes)
+    returned = np.bincount(blocks.codes, weights=blocks.lengths, minlength=n_codes)
+    returned = returned.astype(np.int64)
     evaluated = np.ones(n_codes, bool) if all_qrels_queries else returned > 0
     judged_offsets = offsets_from_lengths(judged_counts)
     qrels_order = np.argsort(qrels_codes, kind="stable")
@@ -123,7 +114,7 @@ def rank_queries(
     return RankedQueries(
         qids=_decoded(qrels_ids[evaluated]),
         in_run=(returned > 0)[evaluated],
-        ranked_grades=grades,
+        ranked_grades=grades[order],
         offsets=offsets_from_lengths(returned[evaluated]),
         judged_grades=qrels.values[judged_rows],
         judged_offsets=offsets_from_lengths(judged_counts[evaluated]),
@@ -137,72 +128,10 @@ def _decoded(names: NDArray[np.bytes_]) -> list[str]:
     return b"\n".join(names.tolist()).decode(errors="replace").split("\n")
 
 
-def docno_codes(qrels_docnos: NDArray[np.bytes_], run_docnos: NDArray[np.bytes_]) -> DocnoCodes:
-    """Give every docno of both files an integer code from one dictionary.
-
-    Docnos of up to 8 bytes are read as big-endian integers, which order
-    like ``strcmp``; their codes are their ranks in the sorted distinct
-    values. Longer docnos are grouped by a 64-bit hash, each group checked
-    byte for byte against its first member (and hashed again with another
-    seed in the unlikely case two docnos share a hash).
-
-    Examples
-    --------
-    >>> codes = docno_codes(np.array([b"b", b"a"]), np.array([b"c", b"b", b"10"]))
-    >>> codes.qrels.tolist(), codes.run.tolist(), codes.count, codes.ordered
-    ([2, 1], [3, 2, 0], 4, True)
-    """
-    n_qrels = len(qrels_docnos)
-    width = 8 * max(1, -(-max(qrels_docnos.itemsize, run_docnos.itemsize) // 8))
-    words = np.concatenate((_words(qrels_docnos, width), _words(run_docnos, width)))
-    if width == 8:
-        values = words[:, 0].byteswap()
-        distinct = _sorted_distinct(values)
-        codes = np.searchsorted(distinct, values)
-        return DocnoCodes(codes[:n_qrels], codes[n_qrels:], len(distinct), ordered=True)
-    for seed in range(3):
-        grouped = _hash_groups(words, np.uint64(seed))
-        if grouped is not None:
-            codes, count = grouped
-            return DocnoCodes(codes[:n_qrels], codes[n_qrels:], count, ordered=False)
-    names = np.concatenate((qrels_docnos, run_docnos)).astype(f"S{width}")
-    distinct, codes = np.unique(names, return_inverse=True)
-    return DocnoCodes(codes[:n_qrels], codes[n_qrels:], len(distinct), ordered=True)
-
-
 def _sorted_distinct(values: NDArray) -> NDArray:
     """The distinct values, sorted (``np.unique`` without its import of ``numpy.ma``)."""
     ordered = np.sort(values)
     return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))[: len(ordered)]]
-
-
-def _hash_groups(words: NDArray[np.uint64], seed: np.uint64) -> tuple[Int64Array, int] | None:
-    """Codes grouping equal rows of ``words``, or None if two different rows share a hash.
-
-    The row number sits in the low bits of each sort key, so one plain sort
-    (much faster than an argsort) gives both the groups and their rows.
-    """
-    n_rows = len(words)
-    row_bits = max(1, n_rows.bit_length())
-    hashes = (words[:, 0] ^ _MIX) + seed
-    for w in range(words.shape[1]):
-        if w:
-            hashes ^= words[:, w]
-        hashes *= _MIX2
-        hashes ^= hashes >> np.uint64(31)
-    keys = np.sort(
-        (hashes >> np.uint64(row_bits)) << np.uint64(row_bits) | np.arange(n_rows, dtype=np.uint64)
-    )
-    rows = (keys & np.uint64((1 << row_bits) - 1)).astype(np.int64)
-    hashed = keys >> np.uint64(row_bits)
-    new_group = np.concatenate(([True], hashed[1:] != hashed[:-1]))
-    group = np.cumsum(new_group) - 1
-    first_of_group = rows[new_group][group]
-    if not np.array_equal(words[rows], words[first_of_group]):
-        return None
-    codes = np.empty(n_rows, dtype=np.int64)
-    codes[rows] = group
-    return codes, int(group[-1]) + 1 if n_rows else 0
 
 
 def _codes(values: NDArray[np.bytes_]) -> tuple[NDArray[np.bytes_], Int64Array]:
@@ -221,15 +150,28 @@ def _codes(values: NDArray[np.bytes_]) -> tuple[NDArray[np.bytes_], Int64Array]:
     return uniques, np.repeat(codes, np.diff(np.append(starts, len(values))))
 
 
-def _lookup(uniques: NDArray[np.bytes_], values: NDArray[np.bytes_]) -> Int64Array:
-    """Index of each value in the sorted ``uniques``, or -1 where it is absent."""
-    if len(uniques) == 0 or len(values) == 0:
-        return np.full(len(values), -1, np.int64)
-    starts = _block_starts(values)
-    found = np.searchsorted(uniques, values[starts])
-    found = np.minimum(found, len(uniques) - 1)
-    found = np.where(uniques[found] == values[starts], found, -1)
-    return np.repeat(found, np.diff(np.append(starts, len(values)))).astype(np.int64)
+def _kept_blocks(
+    uniques: NDArray[np.bytes_], qids: NDArray[np.bytes_]
+) -> tuple[_Blocks, Int64Array | None]:
+    """The run's blocks of rows whose qid is among ``uniques``, and those rows.
+
+    The rows are None when every row is kept; block starts then index the
+    run, otherwise the kept rows.
+    """
+    if len(qids) == 0 or len(uniques) == 0:
+        empty = np.zeros(0, np.int64)
+        return _Blocks(empty, empty, empty), (None if len(qids) == 0 else empty)
+    starts = _block_starts(qids)
+    lengths = np.diff(np.append(starts, len(qids)))
+    found = np.minimum(np.searchsorted(uniques, qids[starts]), len(uniques) - 1)
+    codes = np.where(uniques[found] == qids[starts], found, -1).astype(np.int64)
+    kept = codes >= 0
+    if np.all(kept):
+        return _Blocks(starts, lengths, codes), None
+    lengths, codes = lengths[kept], codes[kept]
+    offsets = offsets_from_lengths(lengths)
+    rows = np.repeat(starts[kept] - offsets[:-1], lengths) + np.arange(offsets[-1])
+    return _Blocks(offsets[:-1], lengths, codes), rows
 
 
 def _block_starts(values: NDArray[np.bytes_]) -> Int64Array:
@@ -242,27 +184,21 @@ def _block_starts(values: NDArray[np.bytes_]) -> Int64Array:
 
 
 def _rank_order(
-    codes: Int64Array,
-    scores: NDArray[np.float64],
-    docno_codes: Int64Array,
-    docnos: DocnoCodes,
-    names: NDArray[np.bytes_],
+    codes: Int64Array, scores: NDArray[np.float64], docnos: NDArray[np.bytes_], blocks: _Blocks
 ) -> Int64Array:
     """Row order by query, then score descending, then docno descending."""
     n_rows = len(codes)
     if n_rows == 0:
         return np.zeros(0, np.int64)
-    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
-    lengths = np.diff(np.append(starts, n_rows))
-    block_codes = np.sort(codes[starts])
-    one_block_per_query = not np.any(block_codes[1:] == block_codes[:-1])
-    if one_block_per_query and _ranked_within_blocks(codes, scores, docno_codes, docnos, names):
+    block_order = np.argsort(blocks.codes, kind="stable")
+    ordered_codes = blocks.codes[block_order]
+    one_block_per_query = not np.any(ordered_codes[1:] == ordered_codes[:-1])
+    if one_block_per_query and _ranked_within_blocks(scores, docnos, blocks.starts):
         # Most run files list each query's hits together and in rank order;
         # then only the blocks need putting in query order.
-        block_order = np.argsort(codes[starts], kind="stable")
-        ordered_lengths = lengths[block_order]
+        ordered_lengths = blocks.lengths[block_order]
         within = positions(offsets_from_lengths(ordered_lengths))
-        return np.repeat(starts[block_order], ordered_lengths) + within
+        return np.repeat(blocks.starts[block_order], ordered_lengths) + within
     order = np.lexsort((-scores, codes))
     tied = _tied_with_a_neighbour(codes[order], scores[order])
     if not np.any(tied):
@@ -271,29 +207,24 @@ def _rank_order(
     # docnos' order.
     tie_rank = np.zeros(n_rows, dtype=np.int64)
     tied_rows = order[tied]
-    if docnos.ordered:
-        tie_rank[tied_rows] = docno_codes[tied_rows]
-    else:
-        by_name = np.argsort(names[tied_rows], kind="stable")
-        tie_rank[tied_rows[by_name]] = np.arange(len(tied_rows))
+    by_name = np.argsort(docnos[tied_rows], kind="stable")
+    tie_rank[tied_rows[by_name]] = np.arange(len(tied_rows))
     return np.lexsort((-tie_rank, -scores, codes))
 
 
 def _ranked_within_blocks(
-    codes: Int64Array,
-    scores: NDArray[np.float64],
-    docno_codes: Int64Array,
-    docnos: DocnoCodes,
-    names: NDArray[np.bytes_],
+    scores: NDArray[np.float64], docnos: NDArray[np.bytes_], starts: Int64Array
 ) -> bool:
-    """True when, inside each run of equal codes, rows are in trec_eval's order."""
-    same_query = codes[1:] == codes[:-1]
-    if np.any(same_query & (scores[:-1] < scores[1:])):
+    """True when, inside each block, rows are in trec_eval's order."""
+    last_of_block = starts[1:] - 1  # Row i and row i + 1 belong to different queries.
+    worse_next = scores[:-1] < scores[1:]
+    worse_next[last_of_block] = False
+    if np.any(worse_next):
         return False
-    tie = np.flatnonzero(same_query & (scores[:-1] == scores[1:]))
-    if docnos.ordered:
-        return bool(np.all(docno_codes[tie] > docno_codes[tie + 1]))
-    return bool(np.all(names[tie] > names[tie + 1]))
+    tied_next = scores[:-1] == scores[1:]
+    tied_next[last_of_block] = False
+    tie = np.flatnonzero(tied_next)
+    return bool(np.all(docnos[tie] > docnos[tie + 1]))
 
 
 def _tied_with_a_neighbour(codes: Int64Array, scores: NDArray[np.float64]) -> NDArray[np.bool_]:
@@ -322,40 +253,135 @@ def _words(docnos: NDArray, width: int) -> NDArray[np.uint64]:
     return padded.view("<u8")
 
 
-def _join(
+def _judged_pairs(
     qrels: TrecColumns,
-    qrels_keys: Int64Array,
+    qrels_codes: Int64Array,
     run: TrecColumns,
-    run_keys: Int64Array,
-    rows: Int64Array,
-    n_keys: int,
-) -> Int64Array:
-    """The qrels row of each ranked run row (-1 when unjudged), after the duplicate checks.
+    run_rows: Int64Array | None,
+    run_codes: Int64Array,
+    run_docnos: NDArray[np.bytes_],
+) -> tuple[Int64Array, Int64Array]:
+    """Each judged run row's qrels row, as (qrels rows, kept run rows), after the duplicate checks.
 
-    Keys are ``query code * docnos + docno code``: equal keys, same query and
-    document. A key space not much larger than the files is a direct table;
-    a larger one is searched in sorted keys.
+    ``run_rows`` are the kept rows of the run (None: all of them), and
+    ``run_codes`` and ``run_docnos`` their query codes and docnos; the
+    returned run rows count kept rows.
     """
-    qrels_rows = np.arange(len(qrels_keys))
-    if n_keys > 4 * (len(qrels_keys) + len(run_keys)):
-        _check_unique(run, run_keys, rows)
-        order = _check_unique(qrels, qrels_keys, qrels_rows)
-        if len(order) == 0:
-            return np.full(len(run_keys), -1, np.int64)
-        sorted_keys = qrels_keys[order]
-        at = np.minimum(np.searchsorted(sorted_keys, run_keys), len(order) - 1)
-        return np.where(sorted_keys[at] == run_keys, order[at], -1)
-    table = np.full(n_keys, -1, dtype=np.int32 if len(run_keys) < 2**31 else np.int64)
-    # A row that finds another row in its slot after all are written shares
-    # its key with that row; the sorting check then names the first such pair.
-    table[run_keys] = rows
-    if not np.array_equal(table[run_keys], rows):
-        _check_unique(run, run_keys, rows)
-    table.fill(-1)
-    table[qrels_keys] = qrels_rows
-    if not np.array_equal(table[qrels_keys], qrels_rows):
-        _check_unique(qrels, qrels_keys, qrels_rows)
-    return table[run_keys].astype(np.int64)
+    n_qrels = len(qrels_codes)
+    width = 8 * max(1, -(-max(qrels.docnos.itemsize, run_docnos.itemsize) // 8))
+    codes = np.concatenate((qrels_codes, run_codes))
+    words = np.concatenate((_words(qrels.docnos, width), _words(run_docnos, width)))
+    first, second, classes = _equal_pairs(codes, words)
+    # Rows are numbered qrels first, so a pair is (qrels, run) unless the same
+    # file lists the pair twice.
+    if np.any(first >= n_qrels) or np.any(second < n_qrels):
+        rows = np.arange(len(run_codes)) if run_rows is None else run_rows
+        keys = classes()
+        _check_unique(run, keys[n_qrels:], rows)
+        _check_unique(qrels, keys[:n_qrels], np.arange(n_qrels))
+    return first, second - n_qrels
+
+
+# Pairs of equal rows (earlier rows, later rows) and a function giving every row's class.
+_EqualPairs = tuple[Int64Array, Int64Array, Callable[[], Int64Array]]
+
+
+def _equal_pairs(codes: Int64Array, words: NDArray[np.uint64]) -> _EqualPairs:
+    """Every pair of rows with equal (code, words), as (earlier rows, later rows).
+
+    Rows equal to each other are listed as the chain of each one with the
+    next. Also returns a function giving every row's class: equal rows, equal
+    classes.
+
+    One sort of 64-bit keys puts equal rows next to each other, in row
+    order: each key is the row's code in its high bits, then a hash of its
+    words, then the row number in its low bits. Neighbours with the same
+    code and hash are then compared word by word; as they belong to the same
+    query, they lie close together in memory.
+    """
+    n_rows = len(codes)
+    if n_rows == 0:
+        empty = np.zeros(0, np.int64)
+        return empty, empty, lambda: empty
+    row_bits = max(1, (n_rows - 1).bit_length())
+    code_bits = max(1, int(codes.max()).bit_length())
+    keys = _hash(words)
+    # The high bits of a product depend on every bit of the multiplicand, so
+    # the hash is taken from there.
+    keys >>= np.uint64(min(63, code_bits + row_bits))
+    keys <<= np.uint64(row_bits)
+    keys |= np.arange(n_rows, dtype=np.uint64)
+    keys |= codes.view(np.uint64) << np.uint64(64 - code_bits)
+    keys.sort()
+    row_mask = np.uint64((1 << row_bits) - 1)
+    rows = (keys & row_mask).view(np.int64)
+    keys >>= np.uint64(row_bits)
+    at = np.flatnonzero(keys[1:] == keys[:-1])
+    first, second = rows[at], rows[at + 1]
+    same = np.ones(len(at), dtype=bool)
+    for w in range(words.shape[1]):
+        same &= words[first, w] == words[second, w]
+    if np.all(same):
+        return first, second, lambda: _classes(rows, keys)
+    return _exact_pairs(codes, words, rows, keys, at[~same])
+
+
+def _hash(words: NDArray[np.uint64]) -> NDArray[np.uint64]:
+    """A 64-bit hash of each row of words, good in its high bits."""
+    hashes = np.multiply(words[:, 0], _MIX2)
+    for w in range(1, words.shape[1]):
+        hashes ^= hashes >> np.uint64(31)
+        hashes ^= words[:, w]
+        hashes *= _MIX2
+    return hashes
+
+
+def _classes(rows: Int64Array, labels: NDArray) -> Int64Array:
+    """Each row's class, given the rows in sorted order and their labels, equal ones together."""
+    new = np.concatenate(([True], labels[1:] != labels[:-1]))
+    classes = np.empty(len(rows), dtype=np.int64)
+    classes[rows] = np.cumsum(new) - 1
+    return classes
+
+
+def _exact_pairs(
+    codes: Int64Array,
+    words: NDArray[np.uint64],
+    rows: Int64Array,
+    hashes: NDArray[np.uint64],
+    mismatched: Int64Array,
+) -> _EqualPairs:
+    """:func:`_equal_pairs` when different rows share a hash.
+
+    ``rows`` and ``hashes`` are sorted by hash, and ``mismatched`` holds the
+    positions whose row differs from the next one's despite an equal hash.
+    Only the rows of such hashes are told apart, by their bytes, with a
+    dictionary: there are few of them.
+    """
+    group = np.cumsum(np.concatenate(([True], hashes[1:] != hashes[:-1]))) - 1
+    mixed = np.zeros(int(group[-1]) + 1, dtype=bool)
+    mixed[group[mismatched]] = True
+    at = np.flatnonzero(mixed[group])
+    mixed_rows = rows[at]
+    size = words.shape[1] * 8
+    names = words[mixed_rows].tobytes()
+    labels: dict[tuple[int, bytes], int] = {}
+    # Labels of mixed rows come after every group number, so that they
+    # differ from the labels (group numbers) of the other rows.
+    first_label = len(mixed)
+    found = [
+        labels.setdefault((code, names[i * size : (i + 1) * size]), first_label + len(labels))
+        for i, code in enumerate(codes[mixed_rows].tolist())
+    ]
+    label = group.copy()
+    # Within its own stretch of positions, each mixed group is ordered by
+    # label, then row.
+    order = np.lexsort((mixed_rows, np.array(found, dtype=np.int64), group[at]))
+    rows = rows.copy()
+    rows[at] = mixed_rows[order]
+    label[at] = np.array(found, dtype=np.int64)[order]
+    pairs = np.flatnonzero(label[1:] == label[:-1])
+    return rows[pairs], rows[pairs + 1], lambda: _classes(rows, label)
 
 
 def _check_unique(table: TrecColumns, keys: Int64Array, rows: Int64Array) -> Int64Array:

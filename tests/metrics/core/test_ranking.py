@@ -60,7 +60,7 @@ def test_all_qrels_queries_adds_empty_lists_for_queries_missing_from_the_run():
 
 def test_long_docnos_whose_hashes_collide_still_match_exactly(monkeypatch):
     # A zero multiplier gives every docno the same hash: the byte check must
-    # notice and the exact (sorting) dictionary take over.
+    # notice and tell the documents apart by their bytes.
     monkeypatch.setattr(ranking, "_MIX2", np.uint64(0))
     qrels = b"q1 0 document-number-b 2\nq2 0 document-number-a 1\n"
 

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from metrics.core import trec, trec_tokens
+from metrics.core import ranking, trec, trec_tokens
 from metrics.core.ranking import rank_queries
 from metrics.core.trec import parse_qrels, parse_run
 
@@ -155,6 +155,68 @@ def test_the_ranking_is_the_plain_ranking(chunk_bytes, data):
         got = [None if math.isnan(g) else g for g in ranked.ranked_grades[start:end].tolist()]
         judged = ranked.judged_grades[ranked.judged_offsets[i] : ranked.judged_offsets[i + 1]]
         assert (got, sorted(judged.tolist())) == expected[qid]
+
+
+def coarse_hash(words):
+    """Three hashes in all: most different (query, docno) pairs share one."""
+    return (words[:, 0] % np.uint64(3)) << np.uint64(62)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=SLOW_MACHINE)
+@given(data=files())
+def test_the_ranking_is_the_plain_ranking_when_hashes_collide(data):
+    qrels, run = data
+    expected = reference_ranking(qrels, run)
+
+    with mock.patch.object(ranking, "_hash", coarse_hash):
+        ranked = rank_queries(parse_qrels(qrels), parse_run(run))
+
+    assert ranked.qids == list(expected)
+    for i, qid in enumerate(ranked.qids):
+        start, end = ranked.offsets[i], ranked.offsets[i + 1]
+        got = [None if math.isnan(g) else g for g in ranked.ranked_grades[start:end].tolist()]
+        assert got == expected[qid][0]
+
+
+def first_repeat(data: bytes, n_columns: int, value_column: int, qids=None):
+    """(line, earlier line, docno, qid) of the first (qid, docno) seen twice, or None."""
+    seen = {}
+    for line, qid, docno, _ in reference_rows(data, n_columns, value_column):
+        if qids is not None and qid not in qids:
+            continue
+        if (qid, docno) in seen:
+            return line, seen[qid, docno], docno.decode(), qid.decode()
+        seen[qid, docno] = line
+    return None
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=SLOW_MACHINE)
+@given(data=files(), repeats=st.lists(st.tuples(st.booleans(), st.integers(0, 99)), max_size=3))
+@pytest.mark.parametrize("hashed", [ranking._hash, coarse_hash], ids=["hash", "colliding"])
+def test_a_document_listed_twice_is_named_at_its_first_repeat(hashed, data, repeats):
+    qrels, run = data
+    # Lines copied to the end of either file: each repeats a (query, docno).
+    for in_run, pick in repeats:
+        lines = [line for line in (run if in_run else qrels).splitlines() if line.strip()]
+        copied = lines[pick % len(lines)] + b"\n" if lines else b"#"
+        if not copied.strip().startswith(b"#"):
+            run, qrels = (run + b"\n" + copied, qrels) if in_run else (run, qrels + b"\n" + copied)
+    judged = {qid for _, qid, _, _ in reference_rows(qrels, 4, 3)}
+    # trec_eval checks the run's queries that have judgements, then the qrels.
+    repeat = first_repeat(run, 6, 4, judged) or first_repeat(qrels, 4, 3)
+
+    with mock.patch.object(ranking, "_hash", hashed):
+        if repeat is None:
+            rank_queries(parse_qrels(qrels), parse_run(run))
+            return
+        with pytest.raises(trec.TrecFormatError) as raised:
+            rank_queries(parse_qrels(qrels), parse_run(run))
+
+    line, earlier, docno, qid = repeat
+    assert raised.value.line == line
+    assert raised.value.problem == (
+        f"document {docno} is listed twice for query {qid} (first on line {earlier})"
+    )
 
 
 @settings(max_examples=300, deadline=None)
