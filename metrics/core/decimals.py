@@ -15,6 +15,12 @@ Clinger's fast path. Every other token (exponents, a ``+`` sign, ``inf``,
 longer digit strings, text that is not a number) is flagged for the caller
 to parse the slow way.
 
+Most files write every score with the same number of decimals
+(``%.6f``), and most scores have at most eight digits in all: those are read
+first from the last eight bytes of each token alone, its point taken out by
+one shift, in half the passes of the general reading, which then reads the
+others.
+
 References
 ----------
 .. [1] W. D. Clinger, "How to read floating point numbers accurately",
@@ -66,6 +72,18 @@ def parse_decimals(
     >>> values[parsed].tolist(), parsed.tolist()
     ([12.5, -0.75, 0.5, 7.0], [True, True, False, True, True, False])
     """
+    values, parsed = _short_decimals(buffer, starts, ends)
+    if np.all(parsed):
+        return values, parsed
+    rest = np.flatnonzero(~parsed)
+    values[rest], parsed[rest] = _decimals(buffer, starts[rest], ends[rest])
+    return values, parsed
+
+
+def _decimals(
+    buffer: NDArray[np.uint8], starts: NDArray[np.int64], ends: NDArray[np.int64]
+) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """:func:`parse_decimals` for any plain decimal with at most 8 digits on each side."""
     negative = buffer[starts] == ord("-")
     first = starts + negative
     length = ends - first
@@ -87,6 +105,51 @@ def parse_decimals(
     parsed &= mantissa < _EXACT_MANTISSA
     values = mantissa.astype(np.float64)
     values /= float(_EIGHT_DIGITS)
+    np.negative(values, out=values, where=negative)
+    return values, parsed
+
+
+def _short_decimals(
+    buffer: NDArray[np.uint8], starts: NDArray[np.int64], ends: NDArray[np.int64]
+) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """:func:`parse_decimals` for the tokens with as many decimals as the first token and
+    at most 8 digits in all, read from their last 8 bytes; other tokens are not parsed.
+
+    Examples
+    --------
+    >>> text = np.frombuffer(b"tag tag 12.5 -0.75 -9.5 7 " + bytes(8), dtype=np.uint8)
+    >>> starts, ends = np.array([8, 13, 19, 24]), np.array([12, 18, 23, 25])
+    >>> values, parsed = _short_decimals(text, starts, ends)
+    >>> values[parsed].tolist(), parsed.tolist()
+    ([12.5, -9.5], [True, False, True, False])
+    """
+    n_tokens = len(starts)
+    if n_tokens == 0 or int(ends.min()) <= _WORD:
+        return np.zeros(n_tokens), np.zeros(n_tokens, dtype=bool)
+    first = buffer[starts[0] : ends[0]].tobytes()
+    point = first.find(b".")
+    decimals = 0 if point < 0 else len(first) - point - 1
+    if decimals >= _WORD:
+        return np.zeros(n_tokens), np.zeros(n_tokens, dtype=bool)
+    # The token's last 8 bytes, its first byte lowest: the decimals on top, then
+    # the point, then the integer digits and whatever comes before them.
+    word = _words_at(buffer, ends - _WORD)
+    negative = buffer[starts] == ord("-")
+    n_digits = ends - starts - negative - (1 if decimals else 0)
+    if decimals:
+        point_byte = (word >> np.uint64(8 * (_WORD - 1 - decimals))) & np.uint64(0xFF)
+        has_point = point_byte == ord(".")
+        # The 8 bytes before the last one hold the integer digits just below
+        # where the decimals start in ``word``: the digits without the point.
+        keep = _KEEP_HIGH_BYTES[decimals]
+        word &= keep
+        word |= _words_at(buffer, ends - _WORD - 1) & ~keep
+    mantissa, parsed = _eight_digits(word, _KEEP_HIGH_BYTES[np.minimum(n_digits, _WORD)])
+    parsed &= (n_digits > decimals) & (n_digits <= _WORD)
+    if decimals:
+        parsed &= has_point
+    values = mantissa.astype(np.float64)
+    values /= float(10**decimals)
     np.negative(values, out=values, where=negative)
     return values, parsed
 

@@ -238,3 +238,52 @@ def test_a_number_parses_to_the_double_python_reads(text):
     value = parse_run(line).values[0]
     assert value == expected
     assert bool(np.signbit(value)) == (math.copysign(1.0, expected) < 0)
+
+
+NOT_NUMBERS = st.sampled_from(["-", ".", "-.", "+", "1.2.3", "5-", "1-2", "--1", "0x1", "e5"])
+FIXED_DECIMALS = st.integers(0, 9).flatmap(
+    lambda places: st.lists(
+        st.one_of(
+            st.decimals(min_value=-(10**9), max_value=10**9, places=places).map(str),
+            st.floats(min_value=-1e9, max_value=1e9, allow_nan=False).map(
+                lambda x, places=places: f"{x:.{places}f}"
+            ),
+            SCORES,
+            NOT_NUMBERS,
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
+
+
+def as_float(text):
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+@settings(max_examples=400, deadline=None)
+@given(scores=FIXED_DECIMALS)
+@example(scores=["-"])
+@example(scores=["12.5", "."])
+def test_a_column_of_numbers_parses_to_the_doubles_python_reads(scores):
+    # Files mostly write every score with the same number of decimals, which
+    # is read apart from the others; some scores here have other forms.
+    lines = [f"q Q0 d{i} {i} {score} t\n" for i, score in enumerate(scores)]
+    expected = [as_float(score) for score in scores]
+
+    if None in expected:
+        with pytest.raises(trec.TrecFormatError) as raised:
+            parse_run("".join(lines).encode())
+        bad = expected.index(None)
+        assert (raised.value.line, raised.value.problem) == (
+            bad + 1,
+            f"score {scores[bad]!r} is not a number",
+        )
+        return
+    values = parse_run("".join(lines).encode()).values
+
+    assert values.tolist() == expected
+    assert np.signbit(values).tolist() == [math.copysign(1, v) < 0 for v in expected]
