@@ -32,7 +32,6 @@ from metrics.core.trec_tokens import (
     _chunk_end,
     _ChunkColumns,
     _Format,
-    _joined_words,
     _padded_buffer,
     _regular_columns,
     _tokenize,
@@ -168,23 +167,65 @@ def _parse(data: bytes | mmap.mmap, path: str, form: _Format) -> TrecColumns:
         tokens = _tokenize(buffer)
         return _chunk_columns(tokens, path, form), tokens.n_newlines
 
-    pieces, lines_before = [], 0
+    table, lines_before = _Table(len(data) // (2 * form.min_columns - 1) + 1), 0
     for parsed in _in_parallel(parse_chunk, chunks):
         try:
             columns, n_newlines = parsed()
         except TrecFormatError as error:
             # Chunks count lines from their own start.
             raise TrecFormatError(path, lines_before + error.line, error.problem) from None
-        columns.lines[:] += lines_before
-        pieces.append(columns)
+        table.append(columns, lines_before)
         lines_before += n_newlines
-    return TrecColumns(
-        path,
-        _joined_words([p.qids for p in pieces]),
-        _joined_words([p.docnos for p in pieces]),
-        np.concatenate([p.values for p in pieces] or [np.zeros(0)]),
-        np.concatenate([p.lines for p in pieces] or [np.zeros(0, dtype=np.int64)]),
-    )
+    return table.columns(path)
+
+
+class _Table:
+    """The rows of a file's chunks, copied into place as each chunk is parsed.
+
+    ``capacity`` must be at least the number of rows: every line with
+    content takes a few bytes. Pages of the arrays past the last row are
+    never written, so they cost no memory. Copying each chunk's columns as it
+    comes, rather than all at the end, lets the next chunks reuse their
+    memory.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self.qids = np.zeros((capacity, 1), dtype="<u8")
+        self.docnos = np.zeros((capacity, 1), dtype="<u8")
+        self.values = np.empty(capacity)
+        self.lines = np.empty(capacity, dtype=np.int64)
+        self.n_rows = 0
+
+    def append(self, columns: _ChunkColumns, lines_before: int) -> None:
+        rows = slice(self.n_rows, self.n_rows + len(columns.values))
+        self.qids = _widened(self.qids, columns.qids.shape[1], self.n_rows)
+        self.docnos = _widened(self.docnos, columns.docnos.shape[1], self.n_rows)
+        self.qids[rows, : columns.qids.shape[1]] = columns.qids
+        self.docnos[rows, : columns.docnos.shape[1]] = columns.docnos
+        self.values[rows] = columns.values
+        np.add(columns.lines, lines_before, out=self.lines[rows])
+        self.n_rows = rows.stop
+
+    def columns(self, path: str) -> TrecColumns:
+        n_rows = self.n_rows
+        return TrecColumns(
+            path, _strings(self.qids[:n_rows]), _strings(self.docnos[:n_rows]),
+            self.values[:n_rows], self.lines[:n_rows],
+        )  # fmt: skip
+
+
+def _widened(words: NDArray[np.uint64], n_words: int, n_rows: int) -> NDArray[np.uint64]:
+    """``words``, or a copy of its first rows with zero words added up to ``n_words``."""
+    if n_words <= words.shape[1]:
+        return words
+    wider = np.zeros((len(words), n_words), dtype=words.dtype)
+    wider[:n_rows, : words.shape[1]] = words[:n_rows]
+    return wider
+
+
+def _strings(words: NDArray[np.uint64]) -> NDArray[np.bytes_]:
+    """(rows, words) little-endian words as zero-padded byte strings, without copying."""
+    return words.view(f"S{words.shape[1] * 8}").ravel()
 
 
 def _in_parallel(function: Callable, items: list) -> Iterator[Callable]:

@@ -50,21 +50,6 @@ class _Format:
     value_name: str
 
 
-def _joined_words(pieces: list[NDArray[np.uint64]]) -> NDArray[np.bytes_]:
-    """Join chunks' (rows, words) matrices, widening narrower ones with zero words.
-
-    Joining the words rather than ``S`` arrays of different widths avoids a
-    slow string cast.
-    """
-    n_words = max((p.shape[1] for p in pieces), default=1)
-    joined = np.zeros((sum(len(p) for p in pieces), n_words), dtype="<u8")
-    row = 0
-    for piece in pieces:
-        joined[row : row + len(piece), : piece.shape[1]] = piece
-        row += len(piece)
-    return joined.view(f"S{n_words * _WORD}").ravel()
-
-
 def _chunk_end(data: bytes | mmap.mmap, start: int) -> int:
     """End of the chunk starting at ``start``: just after a newline, or the end of the data."""
     limit = start + CHUNK_BYTES

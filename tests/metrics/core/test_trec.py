@@ -83,3 +83,18 @@ def test_line_numbers_in_errors_count_the_lines_of_earlier_chunks(monkeypatch):
 
     with pytest.raises(TrecFormatError, match="line 31: score 'x' is not a number"):
         parse_run(text)
+
+
+@pytest.mark.parametrize("chunk_bytes", [1 << 20, 64], ids=["one-chunk", "small-chunks"])
+def test_files_of_the_shortest_possible_lines_are_read_whole(monkeypatch, chunk_bytes):
+    # Rows are copied into arrays sized from the file's length and its
+    # shortest possible line: one byte per column, single blanks.
+    monkeypatch.setattr(trec_tokens, "CHUNK_BYTES", chunk_bytes)
+
+    qrels = parse_qrels(b"1 0 a 1\n" * 500 + b"2 0 b 3")
+    run = parse_run(b"1 Q b 1 2 t\n" * 300 + b"1 Q c 1 3 t")
+
+    assert qrels.docnos.tolist() == [b"a"] * 500 + [b"b"]
+    assert qrels.values.tolist() == [1.0] * 500 + [3.0]
+    assert run.lines.tolist() == list(range(1, 302))
+    assert run.values[-2:].tolist() == [2.0, 3.0]
