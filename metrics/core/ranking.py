@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from metrics.core.segments import Int64Array, offsets_from_lengths, positions
+from metrics.core.segments import Int64Array, offsets_from_lengths
 from metrics.core.trec import TrecColumns, TrecFormatError
 
 _MIX2 = np.uint64(0xBF58476D1CE4E5B9)  # An odd constant of the splitmix64 mixer.
@@ -93,7 +93,8 @@ def rank_queries(
     >>> ranked.qids, ranked.ranked_grades.tolist()
     (['q1'], [nan, 2.0, 1.0])
     """
-    qrels_ids, qrels_codes = _codes(qrels.qids)
+    qrels_ids, qrels_blocks = _blocks(qrels.qids)
+    qrels_codes = np.repeat(qrels_blocks.codes, qrels_blocks.lengths)
     n_codes = len(qrels_ids)
     blocks, kept_rows = _kept_blocks(qrels_ids, run.qids)
     codes = np.repeat(blocks.codes, blocks.lengths)
@@ -108,15 +109,13 @@ def rank_queries(
     returned = np.bincount(blocks.codes, weights=blocks.lengths, minlength=n_codes)
     returned = returned.astype(np.int64)
     evaluated = np.ones(n_codes, bool) if all_qrels_queries else returned > 0
-    judged_offsets = offsets_from_lengths(judged_counts)
-    qrels_order = np.argsort(qrels_codes, kind="stable")
-    judged_rows = qrels_order[_segments_of(judged_offsets, evaluated)]
+    judged_rows = _rows_by_code(qrels_blocks, evaluated)
     return RankedQueries(
         qids=_decoded(qrels_ids[evaluated]),
         in_run=(returned > 0)[evaluated],
-        ranked_grades=grades[order],
+        ranked_grades=grades if order is None else grades[order],
         offsets=offsets_from_lengths(returned[evaluated]),
-        judged_grades=qrels.values[judged_rows],
+        judged_grades=qrels.values if judged_rows is None else qrels.values[judged_rows],
         judged_offsets=offsets_from_lengths(judged_counts[evaluated]),
     )
 
@@ -134,20 +133,37 @@ def _sorted_distinct(values: NDArray) -> NDArray:
     return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))[: len(ordered)]]
 
 
-def _codes(values: NDArray[np.bytes_]) -> tuple[NDArray[np.bytes_], Int64Array]:
-    """Sorted distinct values and each row's index among them.
+def _blocks(values: NDArray[np.bytes_]) -> tuple[NDArray[np.bytes_], _Blocks]:
+    """Sorted distinct values, and the blocks of equal neighbouring values with their index.
 
-    Files are normally grouped by qid, so the distinct values are first
-    looked for among the blocks of equal neighbours, which avoids sorting
-    every row.
+    Files are normally grouped by qid, so the distinct values are looked for
+    among the blocks' first values, which avoids sorting every row.
     """
     if len(values) == 0:
-        return values[:0], np.zeros(0, np.int64)
+        empty = np.zeros(0, np.int64)
+        return values[:0], _Blocks(empty, empty, empty)
     starts = _block_starts(values)
     firsts = values[starts]
     uniques = _sorted_distinct(firsts)
     codes = np.searchsorted(uniques, firsts)
-    return uniques, np.repeat(codes, np.diff(np.append(starts, len(values))))
+    return uniques, _Blocks(starts, np.diff(np.append(starts, len(values))), codes)
+
+
+def _rows_by_code(blocks: _Blocks, selected: NDArray[np.bool_] | None) -> Int64Array | None:
+    """The rows of the blocks whose code is selected (None: all), ordered by code, stably.
+
+    None when that is every row in its own order.
+    """
+    block_order = np.argsort(blocks.codes, kind="stable")
+    if selected is not None:
+        block_order = block_order[selected[blocks.codes[block_order]]]
+    if len(block_order) == len(blocks.codes) and np.all(block_order[1:] > block_order[:-1]):
+        return None
+    lengths = blocks.lengths[block_order]
+    offsets = offsets_from_lengths(lengths)
+    rows = np.repeat(blocks.starts[block_order] - offsets[:-1], lengths)
+    rows += np.arange(offsets[-1])
+    return rows
 
 
 def _kept_blocks(
@@ -185,20 +201,17 @@ def _block_starts(values: NDArray[np.bytes_]) -> Int64Array:
 
 def _rank_order(
     codes: Int64Array, scores: NDArray[np.float64], docnos: NDArray[np.bytes_], blocks: _Blocks
-) -> Int64Array:
-    """Row order by query, then score descending, then docno descending."""
+) -> Int64Array | None:
+    """Row order by query, then score descending, then docno descending (None: as they are)."""
     n_rows = len(codes)
     if n_rows == 0:
         return np.zeros(0, np.int64)
-    block_order = np.argsort(blocks.codes, kind="stable")
-    ordered_codes = blocks.codes[block_order]
+    ordered_codes = np.sort(blocks.codes)
     one_block_per_query = not np.any(ordered_codes[1:] == ordered_codes[:-1])
     if one_block_per_query and _ranked_within_blocks(scores, docnos, blocks.starts):
         # Most run files list each query's hits together and in rank order;
         # then only the blocks need putting in query order.
-        ordered_lengths = blocks.lengths[block_order]
-        within = positions(offsets_from_lengths(ordered_lengths))
-        return np.repeat(blocks.starts[block_order], ordered_lengths) + within
+        return _rows_by_code(blocks, None)
     order = np.lexsort((-scores, codes))
     tied = _tied_with_a_neighbour(codes[order], scores[order])
     if not np.any(tied):
@@ -236,12 +249,6 @@ def _tied_with_a_neighbour(codes: Int64Array, scores: NDArray[np.float64]) -> ND
     return tied
 
 
-def _segments_of(offsets: Int64Array, selected: NDArray[np.bool_]) -> Int64Array:
-    """Indices of the values of the selected segments, in segment order."""
-    lengths = np.diff(offsets)[selected]
-    return np.repeat(offsets[:-1][selected], lengths) + positions(offsets_from_lengths(lengths))
-
-
 def _words(docnos: NDArray, width: int) -> NDArray[np.uint64]:
     """The byte strings as (rows, width / 8) little-endian words, zero padded."""
     if docnos.itemsize == width:
@@ -266,57 +273,98 @@ def _judged_pairs(
     ``run_rows`` are the kept rows of the run (None: all of them), and
     ``run_codes`` and ``run_docnos`` their query codes and docnos; the
     returned run rows count kept rows.
+
+    Rows are numbered qrels first, then kept run rows; sorted by (query,
+    hash of the docno, row), a judged run row comes right after its qrels
+    row (see :func:`_sorted_rows`).
     """
     n_qrels = len(qrels_codes)
     width = 8 * max(1, -(-max(qrels.docnos.itemsize, run_docnos.itemsize) // 8))
+    qrels_words, run_words = _words(qrels.docnos, width), _words(run_docnos, width)
+    rows, keys = _sorted_rows([qrels_codes, run_codes], [qrels_words, run_words])
+    at = np.flatnonzero(keys[1:] == keys[:-1])
+    first, second = rows[at], rows[at + 1] - n_qrels
+    # Usually every pair of equal keys is a qrels row and a run row of the same document.
+    if np.all(first < n_qrels) and np.all(second >= 0):
+        same = np.ones(len(at), dtype=bool)
+        for w in range(width // 8):
+            same &= qrels_words[first, w] == run_words[second, w]
+        if np.all(same):
+            return first, second
+    # Otherwise a file lists a document twice, or different documents share
+    # a hash: the general way, on both files' rows together.
     codes = np.concatenate((qrels_codes, run_codes))
-    words = np.concatenate((_words(qrels.docnos, width), _words(run_docnos, width)))
-    first, second, classes = _equal_pairs(codes, words)
-    # Rows are numbered qrels first, so a pair is (qrels, run) unless the same
-    # file lists the pair twice.
+    words = np.concatenate((qrels_words, run_words))
+    first, second, classes = _equal_pairs(codes, words, rows, keys, at)
     if np.any(first >= n_qrels) or np.any(second < n_qrels):
-        rows = np.arange(len(run_codes)) if run_rows is None else run_rows
-        keys = classes()
-        _check_unique(run, keys[n_qrels:], rows)
-        _check_unique(qrels, keys[:n_qrels], np.arange(n_qrels))
+        run_rows = np.arange(len(run_codes)) if run_rows is None else run_rows
+        labels = classes()
+        _check_unique(run, labels[n_qrels:], run_rows)
+        _check_unique(qrels, labels[:n_qrels], np.arange(n_qrels))
     return first, second - n_qrels
+
+
+def _sorted_rows(
+    codes: list[Int64Array], words: list[NDArray[np.uint64]]
+) -> tuple[Int64Array, NDArray[np.uint64]]:
+    """Rows of the tables (codes, words) sorted by (code, hash of words, row), and their keys.
+
+    Rows are numbered through the tables in turn. One sort of 64-bit keys
+    does it: each key is the row's code in its high bits, then the hash,
+    then the row number in its low bits. The returned keys hold the code and
+    the hash: equal keys, same code and (unless hashes collide) same words.
+    """
+    n_rows = sum(len(c) for c in codes)
+    if n_rows == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.uint64)
+    row_bits = max(1, (n_rows - 1).bit_length())
+    code_bits = max(1, max(int(c.max(initial=0)) for c in codes).bit_length())
+    keys = np.empty(n_rows, dtype=np.uint64)
+    start = 0
+    for table_codes, table_words in zip(codes, words, strict=True):
+        part = keys[start : start + len(table_codes)]
+        _hash(table_words, part)
+        # The high bits of a product depend on every bit of the multiplicand,
+        # so the hash is taken from there.
+        part >>= np.uint64(min(63, code_bits + row_bits))
+        part <<= np.uint64(row_bits)
+        part |= table_codes.view(np.uint64) << np.uint64(64 - code_bits)
+        start += len(table_codes)
+    keys |= np.arange(n_rows, dtype=np.uint64)
+    keys.sort()
+    rows = (keys & np.uint64((1 << row_bits) - 1)).view(np.int64)
+    keys >>= np.uint64(row_bits)
+    return rows, keys
+
+
+def _hash(words: NDArray[np.uint64], out: NDArray[np.uint64]) -> NDArray[np.uint64]:
+    """Write into ``out`` a 64-bit hash of each row of words, good in its high bits."""
+    np.multiply(words[:, 0], _MIX2, out=out)
+    for w in range(1, words.shape[1]):
+        out ^= out >> np.uint64(31)
+        out ^= words[:, w]
+        out *= _MIX2
+    return out
 
 
 # Pairs of equal rows (earlier rows, later rows) and a function giving every row's class.
 _EqualPairs = tuple[Int64Array, Int64Array, Callable[[], Int64Array]]
 
 
-def _equal_pairs(codes: Int64Array, words: NDArray[np.uint64]) -> _EqualPairs:
+def _equal_pairs(
+    codes: Int64Array,
+    words: NDArray[np.uint64],
+    rows: Int64Array,
+    keys: NDArray[np.uint64],
+    at: Int64Array,
+) -> _EqualPairs:
     """Every pair of rows with equal (code, words), as (earlier rows, later rows).
 
-    Rows equal to each other are listed as the chain of each one with the
-    next. Also returns a function giving every row's class: equal rows, equal
-    classes.
-
-    One sort of 64-bit keys puts equal rows next to each other, in row
-    order: each key is the row's code in its high bits, then a hash of its
-    words, then the row number in its low bits. Neighbours with the same
-    code and hash are then compared word by word; as they belong to the same
-    query, they lie close together in memory.
+    ``rows`` and ``keys`` come from :func:`_sorted_rows` and ``at`` holds the
+    positions whose key equals the next one's. Rows equal to each other are
+    listed as the chain of each one with the next. Also returns a function
+    giving every row's class: equal rows, equal classes.
     """
-    n_rows = len(codes)
-    if n_rows == 0:
-        empty = np.zeros(0, np.int64)
-        return empty, empty, lambda: empty
-    row_bits = max(1, (n_rows - 1).bit_length())
-    code_bits = max(1, int(codes.max()).bit_length())
-    keys = _hash(words)
-    # The high bits of a product depend on every bit of the multiplicand, so
-    # the hash is taken from there.
-    keys >>= np.uint64(min(63, code_bits + row_bits))
-    keys <<= np.uint64(row_bits)
-    keys |= np.arange(n_rows, dtype=np.uint64)
-    keys |= codes.view(np.uint64) << np.uint64(64 - code_bits)
-    keys.sort()
-    row_mask = np.uint64((1 << row_bits) - 1)
-    rows = (keys & row_mask).view(np.int64)
-    keys >>= np.uint64(row_bits)
-    at = np.flatnonzero(keys[1:] == keys[:-1])
     first, second = rows[at], rows[at + 1]
     same = np.ones(len(at), dtype=bool)
     for w in range(words.shape[1]):
@@ -324,16 +372,6 @@ def _equal_pairs(codes: Int64Array, words: NDArray[np.uint64]) -> _EqualPairs:
     if np.all(same):
         return first, second, lambda: _classes(rows, keys)
     return _exact_pairs(codes, words, rows, keys, at[~same])
-
-
-def _hash(words: NDArray[np.uint64]) -> NDArray[np.uint64]:
-    """A 64-bit hash of each row of words, good in its high bits."""
-    hashes = np.multiply(words[:, 0], _MIX2)
-    for w in range(1, words.shape[1]):
-        hashes ^= hashes >> np.uint64(31)
-        hashes ^= words[:, w]
-        hashes *= _MIX2
-    return hashes
 
 
 def _classes(rows: Int64Array, labels: NDArray) -> Int64Array:

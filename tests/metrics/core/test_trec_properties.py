@@ -157,9 +157,11 @@ def test_the_ranking_is_the_plain_ranking(chunk_bytes, data):
         assert (got, sorted(judged.tolist())) == expected[qid]
 
 
-def coarse_hash(words):
+def coarse_hash(words, out):
     """Three hashes in all: most different (query, docno) pairs share one."""
-    return (words[:, 0] % np.uint64(3)) << np.uint64(62)
+    np.remainder(words[:, 0], np.uint64(3), out=out)
+    out <<= np.uint64(62)
+    return out
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=SLOW_MACHINE)
