@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from metrics.core.decimals import parse_decimals
+from metrics.core.decimals import parse_decimals, words_at
 
 # Longest qid or docno accepted, in bytes; TREC identifiers are far shorter.
 MAX_ID_BYTES = 256
@@ -205,15 +205,11 @@ def _text_column(
         problem = f"{name} longer than {MAX_ID_BYTES} bytes"
         raise TrecFormatError(path, int(lines[row]), problem)
     n_words = max(1, -(-longest // _WORD))
-    # An unaligned view of the buffer as overlapping little-endian words, one
-    # per byte offset, lets one fancy index read 8 bytes of every token.
-    words_at = np.ndarray((len(buffer) - _WORD + 1,), dtype="<u8", buffer=buffer, strides=(1,))
     if n_words == 1:
-        return (words_at[starts] & _KEEP_LOW_BYTES[lengths]).reshape(-1, 1)
-    words = np.empty((len(starts), n_words), dtype="<u8")
+        return (words_at(buffer, starts) & _KEEP_LOW_BYTES[lengths]).reshape(-1, 1)
+    words = words_at(buffer, starts, n_words)
     for w in range(n_words):
-        kept_bytes = np.clip(lengths - w * _WORD, 0, _WORD)
-        words[:, w] = words_at[starts + w * _WORD] & _KEEP_LOW_BYTES[kept_bytes]
+        words[:, w] &= _KEEP_LOW_BYTES[np.clip(lengths - w * _WORD, 0, _WORD)]
     return words
 
 
