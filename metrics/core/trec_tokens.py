@@ -221,10 +221,11 @@ def _number_column(
     name: str,
     lines: NDArray,
 ) -> NDArray[np.float64]:
-    digits = buffer[starts] - np.uint8(ord("0"))
-    if np.all(digits < 10) and np.all(ends - starts == 1):
+    if len(starts) and ends[0] - starts[0] == 1:
         # Grades are mostly one digit; reading them directly is cheaper still.
-        return digits.astype(np.float64)
+        digits = buffer[starts] - np.uint8(ord("0"))
+        if np.all(digits < 10) and np.all(ends - starts == 1):
+            return digits.astype(np.float64)
     values, parsed = parse_decimals(buffer, starts, ends)
     if np.all(parsed):
         return values
