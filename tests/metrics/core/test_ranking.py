@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from metrics.core import ranking
+from metrics.core import trec_pairs
 from metrics.core.ranking import rank_queries
 from metrics.core.trec import TrecFormatError, parse_qrels, parse_run
 
@@ -61,7 +61,7 @@ def test_all_qrels_queries_adds_empty_lists_for_queries_missing_from_the_run():
 def test_long_docnos_whose_hashes_collide_still_match_exactly(monkeypatch):
     # A zero multiplier gives every docno the same hash: the byte check must
     # notice and tell the documents apart by their bytes.
-    monkeypatch.setattr(ranking, "_MIX2", np.uint64(0))
+    monkeypatch.setattr(trec_pairs, "_MIX2", np.uint64(0))
     qrels = b"q1 0 document-number-b 2\nq2 0 document-number-a 1\n"
 
     result = ranked(

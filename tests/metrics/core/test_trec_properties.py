@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from metrics.core import ranking, trec, trec_tokens
+from metrics.core import trec, trec_pairs, trec_tokens
 from metrics.core.ranking import rank_queries
 from metrics.core.trec import parse_qrels, parse_run
 
@@ -170,7 +170,7 @@ def test_the_ranking_is_the_plain_ranking_when_hashes_collide(data):
     qrels, run = data
     expected = reference_ranking(qrels, run)
 
-    with mock.patch.object(ranking, "_hash", coarse_hash):
+    with mock.patch.object(trec_pairs, "_hash", coarse_hash):
         ranked = rank_queries(parse_qrels(qrels), parse_run(run))
 
     assert ranked.qids == list(expected)
@@ -194,7 +194,7 @@ def first_repeat(data: bytes, n_columns: int, value_column: int, qids=None):
 
 @settings(max_examples=150, deadline=None, suppress_health_check=SLOW_MACHINE)
 @given(data=files(), repeats=st.lists(st.tuples(st.booleans(), st.integers(0, 99)), max_size=3))
-@pytest.mark.parametrize("hashed", [ranking._hash, coarse_hash], ids=["hash", "colliding"])
+@pytest.mark.parametrize("hashed", [trec_pairs._hash, coarse_hash], ids=["hash", "colliding"])
 def test_a_document_listed_twice_is_named_at_its_first_repeat(hashed, data, repeats):
     qrels, run = data
     # Lines copied to the end of either file: each repeats a (query, docno).
@@ -207,7 +207,7 @@ def test_a_document_listed_twice_is_named_at_its_first_repeat(hashed, data, repe
     # trec_eval checks the run's queries that have judgements, then the qrels.
     repeat = first_repeat(run, 6, 4, judged) or first_repeat(qrels, 4, 3)
 
-    with mock.patch.object(ranking, "_hash", hashed):
+    with mock.patch.object(trec_pairs, "_hash", hashed):
         if repeat is None:
             rank_queries(parse_qrels(qrels), parse_run(run))
             return
