@@ -46,7 +46,7 @@ def _keep_freed_memory() -> None:
     try:
         # The process's own symbols, which include the C library's.
         mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):  # Not glibc: nothing to tune.
+    except (OSError, AttributeError, TypeError):  # Not glibc: nothing to tune.
         return
     mallopt(_M_MMAP_MAX, 0)
     mallopt(_M_TRIM_THRESHOLD, 2**31 - 1)
