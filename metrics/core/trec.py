@@ -38,7 +38,7 @@ from metrics.core.trec_tokens import (
 )
 
 __all__ = ["MAX_ID_BYTES", "TrecColumns", "TrecFormatError", "parse_qrels", "parse_run"]
-__all__ += ["read_qrels", "read_run"]
+__all__ += ["LineRuns", "read_qrels", "read_run"]
 
 
 @dataclass(frozen=True)
@@ -48,13 +48,55 @@ class TrecColumns:
     ``qids`` and ``docnos`` are fixed-width byte strings (``S`` dtype) compared
     byte by byte like C's ``strcmp``; ``values`` holds grades (qrels) or
     scores (run); ``lines`` holds each row's 1-based line number.
+
+    Only error messages need line numbers, so the reader gives
+    ``line_numbers`` as :class:`LineRuns`, and ``lines`` is worked out from
+    them when first asked for; ``line_numbers`` may also be the array itself.
     """
 
     path: str
     qids: NDArray[np.bytes_]
     docnos: NDArray[np.bytes_]
     values: NDArray[np.float64]
-    lines: NDArray[np.int64]
+    line_numbers: "NDArray[np.int64] | LineRuns"
+
+    @functools.cached_property
+    def lines(self) -> NDArray[np.int64]:
+        """Each row's 1-based line number."""
+        numbers = self.line_numbers
+        return numbers.array() if isinstance(numbers, LineRuns) else numbers
+
+
+class LineRuns:
+    """The line numbers of a file's rows, kept as runs of rows on consecutive lines.
+
+    Examples
+    --------
+    >>> runs = LineRuns()
+    >>> runs.add(np.array([1, 2, 3]), 0)
+    >>> runs.add(np.array([2, 5]), 10)
+    >>> runs.array().tolist()
+    [1, 2, 3, 12, 15]
+    """
+
+    def __init__(self) -> None:
+        self.pieces: list[tuple[int, int] | NDArray[np.int64]] = []
+
+    def add(self, lines: NDArray[np.int64], lines_before: int) -> None:
+        """Add rows on the given lines of a piece of text that follows ``lines_before`` lines."""
+        n_rows = len(lines)
+        if n_rows and lines[-1] - lines[0] == n_rows - 1:
+            self.pieces.append((n_rows, lines_before + int(lines[0])))
+        elif n_rows:
+            self.pieces.append(lines + lines_before)
+
+    def array(self) -> NDArray[np.int64]:
+        """Every row's line number."""
+        arrays = [
+            np.arange(piece[1], piece[1] + piece[0]) if isinstance(piece, tuple) else piece
+            for piece in self.pieces
+        ]
+        return np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
 
 
 def read_qrels(path: str | Path) -> TrecColumns:
@@ -193,7 +235,7 @@ class _Table:
         self.qids = np.zeros((capacity, 1), dtype="<u8")
         self.docnos = np.zeros((capacity, 1), dtype="<u8")
         self.values = np.empty(capacity)
-        self.lines = np.empty(capacity, dtype=np.int64)
+        self.lines = LineRuns()
         self.n_rows = 0
 
     def append(self, columns: _ChunkColumns, lines_before: int) -> None:
@@ -203,14 +245,14 @@ class _Table:
         self.qids[rows, : columns.qids.shape[1]] = columns.qids
         self.docnos[rows, : columns.docnos.shape[1]] = columns.docnos
         self.values[rows] = columns.values
-        np.add(columns.lines, lines_before, out=self.lines[rows])
+        self.lines.add(columns.lines, lines_before)
         self.n_rows = rows.stop
 
     def columns(self, path: str) -> TrecColumns:
         n_rows = self.n_rows
         return TrecColumns(
             path, _strings(self.qids[:n_rows]), _strings(self.docnos[:n_rows]),
-            self.values[:n_rows], self.lines[:n_rows],
+            self.values[:n_rows], self.lines,
         )  # fmt: skip
 
 
