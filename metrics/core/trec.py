@@ -271,15 +271,12 @@ def _strings(words: NDArray[np.uint64]) -> NDArray[np.bytes_]:
 
 
 def _in_parallel(function: Callable, items: list) -> Iterator[Callable]:
-    """Start ``function`` on every item, on up to one thread per processor.
+    """Start ``function`` on every item, on up to one thread per idle processor.
 
     Yields, in the items' order, a callable returning each result or
     raising its exception.
     """
-    workers = min(
-        len(items),
-        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1,
-    )
+    workers = min(len(items), _idle_processors())
     if workers <= 1:
         for item in items:
             yield functools.partial(function, item)
@@ -293,3 +290,24 @@ def _in_parallel(function: Callable, items: list) -> Iterator[Callable]:
     finally:
         # After an error, the chunks not yet started are not needed.
         pool.shutdown(cancel_futures=True)
+
+
+def _idle_processors() -> int:
+    """The processors this process may use, less those other threads are running on now.
+
+    Threads only pay on idle processors: on busy ones, a thread holding
+    Python's lock is often paused by the system while the other waits for
+    the lock, and the file takes longer than on one thread. Linux tells how
+    many threads are running right now, this one included, in
+    ``/proc/loadavg``; elsewhere every processor counts as idle.
+    """
+    if hasattr(os, "sched_getaffinity"):
+        processors = len(os.sched_getaffinity(0))
+    else:
+        processors = os.cpu_count() or 1
+    try:
+        with open("/proc/loadavg", encoding="ascii") as loadavg:
+            running = int(loadavg.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return processors
+    return max(1, min(processors, processors - running + 1))
