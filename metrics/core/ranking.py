@@ -200,11 +200,16 @@ def _rank_order(
     if n_rows == 0:
         return np.zeros(0, np.int64)
     ordered_codes = np.sort(blocks.codes)
-    one_block_per_query = not np.any(ordered_codes[1:] == ordered_codes[:-1])
-    if one_block_per_query and _ranked_within_blocks(scores, docnos, blocks.starts):
-        # Most run files list each query's hits together and in rank order;
-        # then only the blocks need putting in query order.
-        return _rows_by_code(blocks, None)
+    if not np.any(ordered_codes[1:] == ordered_codes[:-1]):
+        # Most run files list each query's hits together and by score; then
+        # only the blocks need putting in query order, and tied hits in
+        # docno order.
+        within = _order_within_blocks(scores, docnos, blocks.starts)
+        if within is not _UNRANKED:
+            by_code = _rows_by_code(blocks, None)
+            if within is None:
+                return by_code
+            return within if by_code is None else within[by_code]
     order = np.lexsort((-scores, codes))
     tied = _tied_with_a_neighbour(codes[order], scores[order])
     if not np.any(tied):
@@ -218,19 +223,38 @@ def _rank_order(
     return np.lexsort((-tie_rank, -scores, codes))
 
 
-def _ranked_within_blocks(
+_UNRANKED = np.zeros(0, np.int64)  # Rows whose scores rise somewhere inside a block.
+
+
+def _order_within_blocks(
     scores: NDArray[np.float64], docnos: NDArray[np.bytes_], starts: Int64Array
-) -> bool:
-    """True when, inside each block, rows are in trec_eval's order."""
+) -> Int64Array | None:
+    """trec_eval's order of the rows, each block kept in place, when scores never rise in a block.
+
+    None when the rows are in that order already; ``_UNRANKED`` when a
+    score rises inside a block. Only runs of tied rows are reordered, by
+    docno descending.
+    """
     last_of_block = starts[1:] - 1  # Row i and row i + 1 belong to different queries.
     worse_next = scores[:-1] < scores[1:]
     worse_next[last_of_block] = False
     if np.any(worse_next):
-        return False
+        return _UNRANKED
     tied_next = scores[:-1] == scores[1:]
     tied_next[last_of_block] = False
     tie = np.flatnonzero(tied_next)
-    return bool(np.all(docnos[tie] > docnos[tie + 1]))
+    if np.all(docnos[tie] > docnos[tie + 1]):
+        return None
+    tied = np.zeros(len(scores), dtype=bool)
+    tied[tie] = tied[tie + 1] = True
+    rows = np.flatnonzero(tied)
+    # A run of tied rows starts at a row not tied with the row before it.
+    run = np.cumsum(np.concatenate(([True], ~tied_next[rows[1:] - 1])))
+    name_rank = np.empty(len(rows), dtype=np.int64)
+    name_rank[np.argsort(docnos[rows], kind="stable")] = np.arange(len(rows))
+    order = np.arange(len(scores))
+    order[rows] = rows[np.lexsort((-name_rank, run))]
+    return order
 
 
 def _tied_with_a_neighbour(codes: Int64Array, scores: NDArray[np.float64]) -> NDArray[np.bool_]:

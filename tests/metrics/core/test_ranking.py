@@ -97,3 +97,10 @@ def test_ties_compare_docnos_as_unsigned_bytes_like_strcmp():
 
     # "é" starts with byte 0xC3, above "z" (0x7A), so it ranks first on a tie.
     assert result.ranked_grades.tolist() == [2.0, 1.0]
+
+
+def test_tied_hits_of_a_ranked_run_in_any_docno_order_are_put_in_docno_order():
+    # Scores never rise inside the query, but the tie lists a before b.
+    result = ranked(b"q1 Q0 a 1 2 t\nq1 Q0 b 2 2 t\nq1 Q0 c 3 1 t\nq2 Q0 a 1 5 t\n")
+
+    assert result.ranked_grades.tolist() == [2.0, 3.0, -1.0, 1.0]
