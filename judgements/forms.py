@@ -47,6 +47,7 @@ class AnswerForm(forms.Form):
         query = Query.objects.filter(project=self.project, pk=self.cleaned_data["query"]).first()
         if query is None:
             raise forms.ValidationError(f"That query is not part of {self.project.name}.")
+        query.project = self.project  # Read already: checking the grade needs its scale.
         return query
 
     def clean_document(self) -> Document:

@@ -33,11 +33,16 @@ from metrics.revisions import revisions_recount
 
 
 @transaction.atomic
-def generated_project_create(*, plan: LoadPlan, slug: str, progress=None) -> Project:
+def generated_project_create(
+    *, plan: LoadPlan, slug: str, progress=None, keep_indexes: bool = False
+) -> Project:
     """Build a synthetic project of ``plan``'s size in one transaction, with COPY.
 
     An existing project with the same slug is replaced. ``progress`` is called with
-    a short message after each stage.
+    a short message after each stage. The tables' secondary indexes are dropped and
+    built again after the rows are in when that costs less (``bulk.rebuild_pays``);
+    dropping them locks the tables against every other session until the load
+    commits, which ``keep_indexes`` avoids (rows are then added to them as they come).
     """
     say = progress or (lambda message: None)
     bulk.skip_foreign_key_checks()
@@ -55,11 +60,14 @@ def generated_project_create(*, plan: LoadPlan, slug: str, progress=None) -> Pro
     ranked = loadgen.rankings(rng, plan, grades)
     events = loadgen.judgement_events(rng, plan, grades, ranked)
     rater_ids = _generated_raters(plan)
-    # Rebuilding indexes pays off only when the new rows outnumber the old ones.
     hit_count = plan.queries * plan.hits_per_query * plan.result_lists
-    deferred_indexes = [Query, Document, Hit] if hit_count >= bulk.estimated_rows(Hit) else []
-    if plan.judgements >= bulk.estimated_rows(Judgement):
+    deferred_indexes = [Query, Document, Hit] if bulk.rebuild_pays(hit_count, Hit) else []
+    if bulk.rebuild_pays(plan.judgements, Judgement):
         deferred_indexes.append(Judgement)
+    if keep_indexes:
+        deferred_indexes = []
+    tables = ", ".join(model._meta.db_table for model in deferred_indexes)
+    say(f"indexes of {tables} dropped, built again at the end" if tables else "indexes kept")
     # No trigger recounts the derived tables per statement: one rebuild follows, with
     # every index back and statistics that know the new rows.
     with rebuild.deferred(), bulk.indexes_deferred(*deferred_indexes):

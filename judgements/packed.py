@@ -17,6 +17,19 @@ query stale (``policies_sync``).
 The fill locks the stale queries' QueryGrades rows in query order, as the triggers do,
 so a grade committed meanwhile either waits for the fill or is counted by it, and its
 trigger's mark survives the fill.
+
+Blocks, marked then filled too: a fill marks the RankedBlock rows of its queries'
+blocks (``BLOCK_QUERIES`` consecutive query ids) stale, every list's and policy's, in
+its transaction; a reader of a whole list writes the stale blocks of its list and
+policy again from their RankedGrades rows (``blocks_refresh``) before it reads them, so
+that a grade costs its fill no block and a block is written at most once per read,
+for the list and policy read. Fills and block writers of one block take turns on the
+block's advisory lock (fills after their QueryGrades rows; graders never take it), so
+nothing else writes a block row while one holds it: a fill waits for it (or, a
+reader's fill, leaves the queries of a held block stale), a block writer skips a held
+block. A reader whose REPEATABLE READ snapshot is behind a fill of the block it would
+write (the fill marked it after the snapshot began) writes nothing (PostgreSQL refuses
+the update); a list with a stale block left is read from its RankedGrades rows.
 """
 
 import io
@@ -24,22 +37,23 @@ import itertools
 import struct
 
 import numpy as np
-from django.db import connection, transaction
+from django.db import IntegrityError, OperationalError, connection, transaction
 
 from metrics.core.consensus import consensus_all, policy_names
 from metrics.core.segments import offsets_from_lengths, sorted_lookup
 
 # Whether the packed rows of %(project)s (of its queries %(queries)s, or all when NULL)
 # hold the state as of %(as_of)s under %(policy)s: no human event of the project is
-# dated later (machine judges' events change no packed row), none of those queries waits
+# dated later (machine judges' events change no packed row; asked in created_at order
+# as metrics.sources.NOTHING_AFTER_SQL does), none of those queries waits
 # for a fill, and the policy has been filled. One SQL expression, for the reads that
 # guard themselves in the same statement (one snapshot).
 PACKED_CURRENT_SQL = """(
-    NOT EXISTS (
-        SELECT FROM judgements_judgement later
-        JOIN judgements_query query ON query.id = later.query_id
-        WHERE query.project_id = %(project)s AND later.created_at > %(as_of)s
-          AND later.source <> 'machine')
+    (SELECT later.created_at FROM judgements_judgement later
+     JOIN judgements_query query ON query.id = later.query_id
+     WHERE query.project_id = %(project)s AND later.created_at > %(as_of)s
+       AND later.source <> 'machine'
+     ORDER BY later.created_at LIMIT 1) IS NULL
     AND NOT EXISTS (
         SELECT FROM judgements_querygrades waiting
         JOIN judgements_query query ON query.id = waiting.query_id
@@ -75,6 +89,54 @@ COPY_IN = (
 )
 COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0)
 
+# Queries per block of RankedBlock: query id // BLOCK_QUERIES. A list of 10,000 queries
+# reads in 79 rows; a fill of one query writes 128 queries' rows again per list and policy.
+BLOCK_QUERIES = 128
+# The advisory lock of a block is (BLOCK_LOCK, block): one class of keys for these locks.
+BLOCK_LOCK = 0x52424C4B
+# Each query's fixed part of a block (RankedBlock.header).
+BLOCK_HEADER = np.dtype(
+    [("query_id", ">i8"), ("hits", ">i4"), ("levels", ">i4"), ("graded", ">i4")]
+)
+# The blocks given, joined from their RankedGrades rows: per list, policy and block, the
+# queries' headers and columns in query order.
+BLOCK_ROWS_SQL = """
+SELECT ranked.result_list_id, ranked.policy, (ranked.query_id / %(width)s)::int4,
+       string_agg(int8send(ranked.query_id) || int4send(length(ranked.ranked) / 8)
+                  || int4send(length(ranked.ideal) / 8) || int4send(ranked.graded), ''::bytea
+                  ORDER BY ranked.query_id),
+       string_agg(ranked.ranked, ''::bytea ORDER BY ranked.query_id),
+       string_agg(ranked.ideal, ''::bytea ORDER BY ranked.query_id),
+       string_agg(ranked.ideal_documents, ''::bytea ORDER BY ranked.query_id)
+FROM unnest(%(blocks)s::int4[]) AS chosen (block)
+JOIN judgements_rankedgrades ranked
+    ON ranked.result_list_id = %(result_list)s AND ranked.policy = %(policy)s
+   AND ranked.query_id >= chosen.block::bigint * %(width)s
+   AND ranked.query_id < (chosen.block::bigint + 1) * %(width)s
+GROUP BY 1, 2, 3
+"""
+# The blocks of the queries %(queries)s, every list's and policy's, marked stale; those
+# of a list and policy that had none are added, empty and stale. Blocks already stale
+# are updated too: a reader writing one from a REPEATABLE READ snapshot taken before
+# this fill then fails instead of writing the block without this fill's rows.
+BLOCKS_MARK_SQL = """
+UPDATE judgements_rankedblock SET stale = true
+WHERE block = ANY(%(blocks)s::int4[]);
+INSERT INTO judgements_rankedblock
+    (result_list_id, policy, block, stale, header, rank_ends, ranked, ideal, ideal_documents)
+SELECT DISTINCT ranked.result_list_id, ranked.policy, (ranked.query_id / %(width)s)::int4,
+       true, ''::bytea, '{}'::int4[], ''::bytea, ''::bytea, ''::bytea
+FROM judgements_rankedgrades ranked
+WHERE ranked.query_id = ANY(%(queries)s)
+ON CONFLICT (result_list_id, policy, block) DO NOTHING;
+"""
+BLOCK_COPY_IN = (
+    "COPY judgements_rankedblock "
+    "(result_list_id, policy, block, header, rank_ends, ranked, ideal, ideal_documents, stale) "
+    "FROM STDIN (FORMAT binary)"
+)
+INT4_OID = 23
+
 
 def packed_current(project_id: int, *, as_of, policy: str, query_ids=None) -> bool:
     """Whether the packed rows of the project (of ``query_ids`` only, when given) hold
@@ -105,22 +167,37 @@ def policies_sync() -> None:
                 cursor.execute("UPDATE judgements_querygrades SET stale = true")
 
 
-@transaction.atomic
 def packed_fill(project_id: int | None = None, query_ids=None, *, wait: bool = True) -> int:
     """Write the RankedGrades of the project's stale queries (every project's without
     ``project_id``; only those of ``query_ids`` when given) under every registered
-    policy; returns how many queries.
+    policy, and mark their blocks stale; returns how many queries.
 
     A query whose row a writer holds is waited for, or with ``wait=False`` left stale
     (for the writer's own refresh to fill). Readers inside a longer transaction pass
     ``wait=False``: they may hold locks a writer waits for (the metrics refresh holds
-    the stale marks a grading request adds to), and must not wait for that writer.
+    the stale marks a grading request adds to), and must not wait for that writer;
+    nor fail: a row their snapshot cannot lock or write (another fill changed it since
+    the snapshot began) leaves their queries stale, and 0 is returned.
     """
     policies_sync()
+    if wait:
+        with transaction.atomic():
+            return _fill(project_id, query_ids, wait=True)
+    try:
+        with transaction.atomic():
+            return _fill(project_id, query_ids, wait=False)
+    except (OperationalError, IntegrityError):
+        # A serialization failure or a block inserted meanwhile: rolled back to before
+        # the fill, so the queries stay stale and the reader lays the list out itself.
+        return 0
+
+
+def _fill(project_id: int | None, query_ids, *, wait: bool) -> int:
     with connection.cursor() as cursor:
         skip = "" if wait else "SKIP LOCKED"
         cursor.execute(STALE_SQL.format(skip=skip), {"project": project_id, "queries": query_ids})
         queries = [row[0] for row in cursor.fetchall()]
+    queries = _blocks_lock(queries, wait=wait)
     if not queries:
         return 0
     rows = _rows(queries)
@@ -130,7 +207,173 @@ def packed_fill(project_id: int | None = None, query_ids=None, *, wait: bool = T
         cursor.execute(
             "UPDATE judgements_querygrades SET stale = false WHERE query_id = ANY(%s)", [queries]
         )
+    blocks = sorted({query // BLOCK_QUERIES for query in queries})
+    with connection.cursor() as cursor:
+        cursor.execute(
+            BLOCKS_MARK_SQL, {"blocks": blocks, "queries": queries, "width": BLOCK_QUERIES}
+        )
     return len(queries)
+
+
+def _blocks_lock(queries: list[int], *, wait: bool) -> list[int]:
+    """Take the advisory locks of the queries' blocks (in block order); returns the
+    queries whose block is locked: all of them, or with ``wait=False`` those of the
+    blocks no other transaction holds."""
+    blocks = sorted({query // BLOCK_QUERIES for query in queries})
+    if not blocks:
+        return queries
+    with connection.cursor() as cursor:
+        if wait:
+            # unnest gives the sorted array's elements in order: the locks are taken so.
+            cursor.execute(
+                "SELECT count(pg_advisory_xact_lock(%s, block)) FROM unnest(%s::int4[]) block",
+                [BLOCK_LOCK, blocks],
+            )
+            return queries
+        cursor.execute(
+            "SELECT block FROM unnest(%s::int4[]) block"
+            " WHERE NOT pg_try_advisory_xact_lock(%s, block)",
+            [blocks, BLOCK_LOCK],
+        )
+        held = {row[0] for row in cursor.fetchall()}
+    return [query for query in queries if query // BLOCK_QUERIES not in held]
+
+
+def blocks_refresh(result_list_id: int, policy: str) -> bool:
+    """Write the stale blocks of a list under a policy again from their RankedGrades
+    rows, those no other transaction holds; returns whether none is left stale.
+
+    For readers: it never waits, and a block its REPEATABLE READ snapshot cannot write
+    (a fill marked it since the snapshot began) rolls every block back to stale.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT block FROM judgements_rankedblock"
+            " WHERE result_list_id = %s AND policy = %s AND stale ORDER BY block",
+            [result_list_id, policy],
+        )
+        stale = [row[0] for row in cursor.fetchall()]
+    if not stale:
+        return True
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT block FROM unnest(%s::int4[]) block"
+                " WHERE pg_try_advisory_xact_lock(%s, block)",
+                [stale, BLOCK_LOCK],
+            )
+            locked = [row[0] for row in cursor.fetchall()]
+            blocks_write(result_list_id, policy, locked)
+    except (OperationalError, IntegrityError):
+        return False
+    return len(locked) == len(stale)
+
+
+def blocks_write(result_list_id: int, policy: str, blocks: list[int]) -> None:
+    """Write the RankedBlock rows of a list under a policy for ``blocks`` (block
+    numbers whose advisory locks this transaction holds) again from their RankedGrades
+    rows; a block left without a row goes."""
+    from metrics.pgcopy import copy_fields
+
+    if not blocks:
+        return
+    params = {
+        "blocks": blocks,
+        "width": BLOCK_QUERIES,
+        "result_list": result_list_id,
+        "policy": policy,
+    }
+    rows = copy_fields(BLOCK_ROWS_SQL, params)
+    out = [COPY_HEADER]
+    for list_id, name, block, header, ranked, ideal, counts in rows:
+        hits = np.frombuffer(header, dtype=BLOCK_HEADER)["hits"].astype(np.int64)
+        by_rank, rank_ends = rank_major(np.frombuffer(ranked, dtype=">f8"), hits)
+        # An int4[] in the binary format: one dimension, no NULL, then (length, value) each.
+        elements = np.empty((len(rank_ends), 2), dtype=">i4")
+        elements[:, 0], elements[:, 1] = 4, rank_ends
+        array = struct.pack(">iiiii", 1, 0, INT4_OID, len(rank_ends), 1) + elements.tobytes()
+        fields = [bytes(list_id), bytes(name), bytes(block), bytes(header), array]
+        fields += [by_rank.tobytes(), bytes(ideal), bytes(counts), b"\x00"]
+        out.append(struct.pack(">h", len(fields)))
+        out.extend(struct.pack(">i", len(field)) + field for field in fields)
+    out.append(struct.pack(">h", -1))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "DELETE FROM judgements_rankedblock"
+            " WHERE result_list_id = %s AND policy = %s AND block = ANY(%s::int4[])",
+            [result_list_id, policy, blocks],
+        )
+        cursor.cursor.copy_expert(BLOCK_COPY_IN, io.BytesIO(b"".join(out)))
+
+
+def rank_major(values: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Segments of ``values`` (query after query, of ``lengths``) rank by rank: every
+    segment's first value, then every second value, ... And how many values the first
+    ``r`` ranks hold, for ``r`` from 1 to the longest segment.
+
+    >>> by_rank, ends = rank_major(np.array([1.0, 2.0, 3.0, 4.0, 5.0]), np.array([2, 0, 3]))
+    >>> by_rank.tolist(), ends.tolist()
+    ([1.0, 3.0, 2.0, 4.0, 5.0], [2, 4, 5])
+    """
+    longest = int(lengths.max()) if len(lengths) else 0
+    present = np.arange(longest)[:, None] < lengths[None, :]
+    starts = np.cumsum(lengths) - lengths
+    rank, segment = np.nonzero(present)
+    return values[starts[segment] + rank], np.cumsum(present.sum(axis=1))
+
+
+def query_major(by_rank: np.ndarray, lengths: np.ndarray, blocks: np.ndarray) -> np.ndarray:
+    """The inverse of ``rank_major`` over consecutive blocks: ``by_rank`` holds each
+    block's values rank by rank, block after block, of segments of ``lengths`` whose
+    block is ``blocks`` (non-decreasing); the values come back segment after segment.
+
+    >>> by_rank = np.array([1.0, 3.0, 2.0, 4.0, 5.0, 6.0])
+    >>> query_major(by_rank, np.array([2, 0, 3, 1]), np.array([0, 0, 0, 1])).tolist()
+    [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    """
+    if len(lengths) == 0:
+        return by_rank[:0].copy()
+    first = np.flatnonzero(np.r_[True, blocks[1:] != blocks[:-1]])
+    if lengths.min() == lengths.max():
+        return _uniform_query_major(by_rank, int(lengths[0]), np.diff(np.r_[first, len(blocks)]))
+    # Each block a row and each of its segments a column (zero-length padding after).
+    row = np.repeat(np.arange(len(first)), np.diff(np.r_[first, len(blocks)]))
+    column = np.arange(len(blocks)) - first[row]
+    padded = np.zeros((len(first), int(column.max()) + 1), dtype=np.int64)
+    padded[row, column] = lengths
+    starts = np.zeros_like(padded)
+    starts[row, column] = np.cumsum(lengths) - lengths
+    longest = int(lengths.max())
+    # For each (block, rank, segment) that holds a value, in the order the values come
+    # (block by block, rank by rank), where it goes; a few blocks at a time (<= 32 MB).
+    out = np.empty(len(by_rank), dtype=by_rank.dtype)
+    step = max(1, 2**22 // (longest * padded.shape[1] or 1))
+    ranks = np.arange(longest)[None, :, None]
+    done = 0
+    for begin in range(0, len(first), step):
+        rows = slice(begin, begin + step)
+        present = ranks < padded[rows, None, :]
+        target = (starts[rows, None, :] + ranks)[present]
+        out[target] = by_rank[done : done + len(target)]
+        done += len(target)
+    return out
+
+
+def _uniform_query_major(by_rank: np.ndarray, length: int, sizes: np.ndarray) -> np.ndarray:
+    """``query_major`` when every segment has ``length`` values (a top k that every
+    query fills): each block of ``sizes[b]`` segments is a (length, size) matrix,
+    transposed; consecutive blocks of one size at once."""
+    out = np.empty_like(by_rank)
+    runs = np.flatnonzero(np.r_[True, sizes[1:] != sizes[:-1], True])
+    done = 0
+    for begin, end in itertools.pairwise(runs.tolist()):
+        size, count = int(sizes[begin]), end - begin
+        values = by_rank[done : done + count * size * length]
+        out[done : done + len(values)] = (
+            values.reshape(count, length, size).transpose(0, 2, 1).ravel()
+        )
+        done += len(values)
+    return out
 
 
 def _rows(queries: list[int]) -> bytes:

@@ -1,7 +1,8 @@
 """Rows staged with COPY in a temporary table, then written with one INSERT ... SELECT.
 
-The importers of judgements and of search logs stage their rows here, so that an upload
-of any size is one statement for the triggers (and one lock order for the queue).
+The importers of judgements stage their rows here, so that an upload of any size is one
+statement for the triggers (and one lock order for the queue); so does a search-log batch
+sent again, to leave out the events already stored (searchlogs.writing).
 """
 
 import io

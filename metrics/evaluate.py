@@ -37,7 +37,8 @@ def result_list_evaluate(
     unless given) names: packed, or the judgement log; ``pairs`` may be passed in when
     several result lists are evaluated against the log's grades.
     """
-    fresh = fresh or sources.freshness(result_list.project, as_of=as_of)
+    # The rule without a spec (sources.freshness): the project's row is not needed.
+    fresh = fresh or sources.grades_freshness(result_list.project_id, as_of=as_of)
     grades, _ = _list_grades(result_list, spec, fresh=fresh, pairs=pairs, query_ids=query_ids)
     return grades, ndcg_of(grades, spec)
 

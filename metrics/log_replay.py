@@ -32,6 +32,7 @@ FROM judgements_judgement j
 JOIN judgements_query q ON q.id = j.query_id
 WHERE q.project_id = %(project)s AND j.created_at <= %(until)s
   AND ((%(humans)s AND j.source <> 'machine') OR j.rater_id = ANY(%(judges)s))
+  AND (%(queries)s::bigint[] IS NULL OR j.query_id = ANY(%(queries)s))
 """
 LOG_COLUMNS = [
     ("query_id", ">i8"),
@@ -47,6 +48,41 @@ LOG_COLUMNS = [
 def postgres_time(moment: dt.datetime) -> int:
     """``moment`` in binary COPY's unit: microseconds since 2000-01-01 UTC."""
     return (moment - POSTGRES_EPOCH) // dt.timedelta(microseconds=1)
+
+
+def sorted_log(
+    project_id: int, *, until: dt.datetime, grades: Grades = HUMAN, query_ids=None
+) -> replay.SortedLog:
+    """The events of ``grades``' raters in the project (of ``query_ids`` only, when
+    given) up to ``until``, read in one binary COPY and sorted for
+    ``metrics.core.replay.current_grades``."""
+    params = {
+        "project": project_id,
+        "until": until,
+        "humans": grades.humans,
+        "judges": list(grades.judges),
+        "queries": query_ids,
+    }
+    rows = pgcopy.copy_rows(LOG_SQL, params, LOG_COLUMNS)
+    return replay.log_sort(
+        selectors.pair_keys(rows["query_id"], rows["document_id"]),
+        rows["rater_id"],
+        rows["created_at"],
+        rows["id"],
+        rows["grade"],
+        rows["is_grade"] != 0,
+    )
+
+
+def replayed_pair_grades(log: replay.SortedLog, as_of: dt.datetime, policy: str):
+    """``selectors.PairGrades`` as of ``as_of`` from a sorted log."""
+    grades = replay.current_grades(log, postgres_time(as_of), policy)
+    return selectors.PairGrades(
+        query_ids=grades.pair_keys >> 32,
+        document_ids=grades.pair_keys & 0xFFFFFFFF,
+        grades=grades.consensus,
+        raters=grades.raters,
+    )
 
 
 class ProjectReplay:
@@ -70,21 +106,7 @@ class ProjectReplay:
         """The log up to ``until``, read on first use (a rebuild of the current
         bucket alone never needs it)."""
         if self._log is None:
-            params = {
-                "project": self.project_id,
-                "until": self.until,
-                "humans": self.grades.humans,
-                "judges": list(self.grades.judges),
-            }
-            rows = pgcopy.copy_rows(LOG_SQL, params, LOG_COLUMNS)
-            self._log = replay.log_sort(
-                selectors.pair_keys(rows["query_id"], rows["document_id"]),
-                rows["rater_id"],
-                rows["created_at"],
-                rows["id"],
-                rows["grade"],
-                rows["is_grade"] != 0,
-            )
+            self._log = sorted_log(self.project_id, until=self.until, grades=self.grades)
         return self._log
 
     def pair_grades(self, as_of: dt.datetime, policy: str) -> selectors.PairGrades:
@@ -92,13 +114,7 @@ class ProjectReplay:
         if as_of >= self.started_at:
             fresh = sources.grades_freshness(self.project_id, as_of=as_of, grades=self.grades)
             return selectors.pair_grades(self.project_id, fresh=fresh, policy=policy)
-        grades = replay.current_grades(self.log, postgres_time(as_of), policy)
-        return selectors.PairGrades(
-            query_ids=grades.pair_keys >> 32,
-            document_ids=grades.pair_keys & 0xFFFFFFFF,
-            grades=grades.consensus,
-            raters=grades.raters,
-        )
+        return replayed_pair_grades(self.log, as_of, policy)
 
     def result_list_grades(
         self, result_list_id: int, pairs: selectors.PairGrades, *, depth: int | None

@@ -96,7 +96,10 @@ def _copy_binary(sql: str, params: dict | list) -> tuple[memoryview, int]:
     with connection.cursor() as cursor:
         statement = cursor.cursor.mogrify(sql, params).decode()
         cursor.cursor.copy_expert(f"COPY ({statement}) TO STDOUT (FORMAT binary)", buffer)
-    data = buffer.getbuffer()
+    # A view of bytes, not of the BytesIO (getbuffer): the garbage collector may clear a
+    # BytesIO before the views of it that an exception's traceback keeps, which crashed
+    # the interpreter; bytes have nothing to clear.
+    data = memoryview(buffer.getvalue())
     if bytes(data[: len(COPY_SIGNATURE)]) != COPY_SIGNATURE:
         raise ValueError("COPY did not return PostgreSQL's binary format")
     extension = int.from_bytes(data[15:19], "big")

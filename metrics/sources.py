@@ -69,12 +69,17 @@ SOURCE_HELP = (
 )
 
 # Whether the trigger-kept tables hold the state as of %(moment)s: no human event of
-# the project is dated later (machine judges' events change none of them).
-NOTHING_AFTER_SQL = """NOT EXISTS (
-    SELECT FROM judgements_judgement later
+# the project is dated later (machine judges' events change none of them). Asked as
+# "the first such event in time order", which walks the created_at index from the
+# moment: as NOT EXISTS, PostgreSQL scanned the log from its start for a past moment
+# (it expects later events anywhere, and the log is stored in time order), 93 ms
+# halfway through a million events instead of 0.2.
+NOTHING_AFTER_SQL = """(
+    SELECT later.created_at FROM judgements_judgement later
     JOIN judgements_query query ON query.id = later.query_id
     WHERE query.project_id = %(project)s AND later.created_at > {moment}
-      AND later.source <> 'machine')"""
+      AND later.source <> 'machine'
+    ORDER BY later.created_at LIMIT 1) IS NULL"""
 
 # Each statement of the rule names it, so that a test can count how often it is asked.
 RULE_MARK = "/* metrics.sources.freshness */"

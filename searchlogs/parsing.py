@@ -15,12 +15,19 @@ results page of its session; a dwell for an unknown click) are checked by the
 service, which also sees the events already stored.
 """
 
+import json
 import math
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
-from judgements.importers.reading import Lines, json_lines, parse_time, text_field
+from judgements.importers.reading import (
+    Lines,
+    json_object,
+    nonblank_lines,
+    parse_time,
+    text_field,
+)
 from judgements.importers.rows import LineError
 from searchlogs.models import SearchEvent
 
@@ -57,15 +64,37 @@ def search_log_jsonl(
     Times later than ``now`` (the current time) plus ``CLOCK_SKEW`` are errors.
     """
     latest = (now or datetime.now(UTC)) + CLOCK_SKEW
-    for item in json_lines(Lines(chunks)):
+    for item in nonblank_lines(Lines(chunks)):
         if isinstance(item, LineError):
             yield item
-            continue
-        row = _plain_event(*item, latest)
-        if row is not None:
-            yield row
         else:
-            yield from event_row(*item, latest)
+            yield from line_events(*item, latest)
+
+
+def line_events(line: int, text: str, latest: datetime) -> list[EventRow | LineError]:
+    """The event of one line (or its errors); nothing for a blank line."""
+    if not text.strip():
+        return []
+    item = json_object(line, text)
+    if isinstance(item, LineError):
+        return [item]
+    data = item[1]
+    # A lone surrogate is valid JSON but no character: PostgreSQL could not store it.
+    if "\\u" in text and _lone_surrogate(data):
+        return [LineError(line, None, SURROGATE)]
+    row = _plain_event(line, data, latest)
+    return [row] if row is not None else list(event_row(line, data, latest))
+
+
+SURROGATE = "This is not valid JSON: an escaped surrogate (\\ud800-\\udfff) stands alone."
+
+
+def _lone_surrogate(data: dict) -> bool:
+    try:
+        json.dumps(data, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def event_row(line: int, data: dict, latest: datetime) -> Iterator[EventRow | LineError]:

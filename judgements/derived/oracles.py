@@ -10,6 +10,7 @@ functions, and nothing else decides what a derived table should hold.
 """
 
 import datetime as dt
+import struct
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from judgements.models import (
     QueuePoolTally,
     QueueRaterTally,
     QueueRequest,
+    RankedBlock,
     RankedGrades,
     RankedHits,
 )
@@ -217,6 +219,66 @@ def stored_summaries(project) -> tuple[dict, dict, dict]:
     return query_rows, hit_rows, grade_rows
 
 
+def stored_blocks(project) -> dict:
+    """The packed blocks (judgements_rankedblock) not marked stale read back as the
+    RankedGrades rows they join, in ``stored_summaries``' shape, one query at a time:
+    each query's hits' grades are picked from the block's ranks one by one. A query
+    found in a block that its id does not belong to is kept under the key (list, query,
+    policy, "in block", block)."""
+    from judgements.packed import BLOCK_QUERIES
+
+    rows = {}
+    blocks = RankedBlock.objects.filter(result_list__project=project, stale=False).values_list(
+        "result_list_id",
+        "policy",
+        "block",
+        "header",
+        "rank_ends",
+        "ranked",
+        "ideal",
+        "ideal_documents",
+    )
+    for result_list, policy, block, header, rank_ends, ranked, ideal, counts in blocks:
+        header, ranked, ideal, counts = (
+            bytes(column) for column in (header, ranked, ideal, counts)
+        )
+        queries = [struct.unpack_from(">qiii", header, at) for at in range(0, len(header), 20)]
+        # Rank r (from 0) of each query with more than r hits, query after query.
+        by_rank = iter(struct.unpack(f">{len(ranked) // 8}d", ranked))
+        grades: dict[int, list[float]] = {query: [] for query, *_ in queries}
+        for rank in range(len(rank_ends)):
+            for query, hits, _, _ in queries:
+                if rank < hits:
+                    grades[query].append(next(by_rank))
+        # A block's rank ends count its hits rank by rank; nothing is left over.
+        ends = [
+            sum(min(hits, rank) for _, hits, _, _ in queries)
+            for rank in range(1, len(rank_ends) + 1)
+        ]
+        longest = max((hits for _, hits, _, _ in queries), default=0)
+        if list(rank_ends) != ends or len(rank_ends) != longest or next(by_rank, None) is not None:
+            rows[(result_list, policy, "block", block)] = (tuple(rank_ends), len(ranked) // 8)
+        level = 0
+        for query, _, levels, graded in queries:
+            key = (result_list, query, policy)
+            if query // BLOCK_QUERIES != block:
+                key = (*key, "in block", block)
+            rows[key] = (
+                graded,
+                packed(grades[query], ">f8"),
+                ideal[8 * level : 8 * (level + levels)],
+                counts[4 * level : 4 * (level + levels)],
+            )
+            level += levels
+    return rows
+
+
+def stale_blocks(project) -> set[tuple[int, str, int]]:
+    """The (list, policy, block) of the blocks marked stale: they wait for a reader."""
+    blocks = RankedBlock.objects.filter(result_list__project=project, stale=True)
+    return set(blocks.values_list("result_list_id", "policy", "block"))
+
+
 # judgements_queuepair, judgements_queuepooltally, judgements_queueratertally
 
 
@@ -398,6 +460,22 @@ def differences(project) -> Iterator[Difference]:
                 {k: row for k, row in rows.items() if k[1] not in waiting and k[2] in filled}
                 for rows in (have, want)
             )
+            # The blocks join the same rows, but for those marked stale, which wait
+            # for a reader (judgements.packed.blocks_refresh).
+            from judgements.packed import BLOCK_QUERIES
+
+            stale = stale_blocks(project)
+            blocks = {
+                key: row
+                for key, row in stored_blocks(project).items()
+                if key[1] not in waiting and key[2] in filled
+            }
+            joined = {
+                key: row
+                for key, row in want.items()
+                if (key[0], key[2], key[1] // BLOCK_QUERIES) not in stale
+            }
+            yield from _compare("judgements_rankedblock", blocks, joined)
         if name == "judgements_querygrades":
             # A query left with neither pairs nor hits may keep an emptied row.
             have = {key: row for key, row in have.items() if key in want or row != (0, 0)}

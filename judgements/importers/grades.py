@@ -86,7 +86,7 @@ class _Pairs:
         if isinstance(lines, range):
             lines = np.arange(lines.start, lines.stop, dtype=np.int64)
         lines = np.asarray(lines, np.int64)
-        self.seen.add_all((query_ids << 32) | document_ids, lines)
+        self.seen.extend((query_ids << 32) | document_ids, lines)
         return JudgementBlock(lines, query_ids, document_ids, numbers)
 
     def _row(self, line: int, query, docid, rating, **event) -> Iterator[JudgementRow | LineError]:

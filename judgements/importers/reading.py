@@ -196,10 +196,10 @@ class Duplicates:
         self.keys.append(key if isinstance(key, int) else hash(key))
         self.lines.append(line)
 
-    def add_all(self, keys: np.ndarray, lines: np.ndarray) -> None:
-        """``add`` for many int64 keys at once."""
-        self.keys.frombytes(keys.astype(np.int64).tobytes())
-        self.lines.frombytes(lines.astype(np.int64).tobytes())
+    def extend(self, keys: np.ndarray, lines: np.ndarray) -> None:
+        """``add`` for many rows at once: their 64-bit keys (hashes) and lines."""
+        self.keys.frombytes(np.asarray(keys, np.int64).tobytes())
+        self.lines.frombytes(np.asarray(lines, np.int64).tobytes())
 
     def errors(self) -> Iterator[LineError]:
         if not self.keys:
@@ -724,24 +724,22 @@ class _LineReader:
 def json_lines(lines: Lines) -> Iterator[tuple[int, dict] | LineError]:
     """Yield ``(line, object)`` per non-blank line of a JSON Lines upload, or LineErrors."""
     for item in nonblank_lines(lines):
-        if isinstance(item, LineError):
-            yield item
-            continue
-        line, text = item
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as error:
-            yield LineError(line, None, f"This is not valid JSON: {error.msg}.")
-            continue
-        except (RecursionError, ValueError) as error:
-            yield LineError(line, None, f"This is not valid JSON: {str(error)[:200]}.")
-            continue
-        if too_deep(value, text):
-            yield LineError(line, None, f"The JSON nests deeper than {MAX_JSON_DEPTH} levels.")
-        elif isinstance(value, dict):
-            yield line, value
-        else:
-            yield LineError(line, None, "Each line must be a JSON object.")
+        yield item if isinstance(item, LineError) else json_object(*item)
+
+
+def json_object(line: int, text: str) -> tuple[int, dict] | LineError:
+    """``(line, object)`` for a line of JSON Lines holding an object, else a LineError."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        return LineError(line, None, f"This is not valid JSON: {error.msg}.")
+    except (RecursionError, ValueError) as error:
+        return LineError(line, None, f"This is not valid JSON: {str(error)[:200]}.")
+    if too_deep(value, text):
+        return LineError(line, None, f"The JSON nests deeper than {MAX_JSON_DEPTH} levels.")
+    if not isinstance(value, dict):
+        return LineError(line, None, "Each line must be a JSON object.")
+    return line, value
 
 
 def too_deep(value, text: str) -> bool:

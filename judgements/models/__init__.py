@@ -16,6 +16,7 @@ from judgements.models.derived import (
     PackedPolicy,
     PairGrade,
     QueryGrades,
+    RankedBlock,
     RankedGrades,
     RankedHits,
 )
@@ -92,6 +93,7 @@ __all__ = [
     "QueueRaterTally",
     "QueueRequest",
     "QueueSkip",
+    "RankedBlock",
     "RankedGrades",
     "RankedHits",
     "ResultList",

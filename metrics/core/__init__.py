@@ -22,6 +22,15 @@ min-max NDCG of ``negative="penalise"``) are documented in
 here imports Django, so the core runs and is tested without a database.
 """
 
+import sys
+
+if sys.argv[:1] == ["-m"] and "numpy" not in sys.modules:
+    # Run as ``python -m metrics.core`` (argv[0] is "-m" while Python finds the
+    # package): set up the short-lived process before numpy loads.
+    from metrics.core.process import prepare_command_process
+
+    prepare_command_process()
+
 from metrics.core.aggregate import (
     MEANS_OVER,
     MeanOver,

@@ -198,8 +198,10 @@ def _measure_functions(
     if args.remove_unjudged:
         grades, offsets = condense(grades, offsets)
     ideal = _ideal_arguments(ranked, grades, offsets, args.ideal, args.negative)
-    relevant = (ranked.judged_grades >= args.level).astype(np.float64)
-    n_relevant = segment_sums(relevant, ranked.judged_offsets)
+
+    def n_relevant() -> FloatArray:
+        relevant = (ranked.judged_grades >= args.level).astype(np.float64)
+        return segment_sums(relevant, ranked.judged_offsets)
 
     def ndcg_at(k: int | None, depth: str) -> FloatArray:
         options = {
@@ -215,10 +217,10 @@ def _measure_functions(
         "ndcg_cut": lambda k: ndcg_at(k, args.ideal_depth),
         "P": lambda k: precision_batch(grades, offsets, k=k, threshold=args.level),
         "map": lambda k: average_precision_batch(
-            grades, offsets, n_relevant, threshold=args.level
+            grades, offsets, n_relevant(), threshold=args.level
         ),
         "map_cut": lambda k: average_precision_batch(
-            grades, offsets, n_relevant, k=k, threshold=args.level
+            grades, offsets, n_relevant(), k=k, threshold=args.level
         ),
         "recip_rank": lambda k: reciprocal_rank_batch(grades, offsets, threshold=args.level),
     }

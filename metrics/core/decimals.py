@@ -15,6 +15,12 @@ Clinger's fast path. Every other token (exponents, a ``+`` sign, ``inf``,
 longer digit strings, text that is not a number) is flagged for the caller
 to parse the slow way.
 
+Most files write every score with the same number of decimals
+(``%.6f``), and most scores have at most eight digits in all: those are read
+first from the last eight bytes of each token alone, its point taken out by
+one shift, in half the passes of the general reading, which then reads the
+others.
+
 References
 ----------
 .. [1] W. D. Clinger, "How to read floating point numbers accurately",
@@ -66,10 +72,22 @@ def parse_decimals(
     >>> values[parsed].tolist(), parsed.tolist()
     ([12.5, -0.75, 0.5, 7.0], [True, True, False, True, True, False])
     """
+    values, parsed = _short_decimals(buffer, starts, ends)
+    if np.all(parsed):
+        return values, parsed
+    rest = np.flatnonzero(~parsed)
+    values[rest], parsed[rest] = _decimals(buffer, starts[rest], ends[rest])
+    return values, parsed
+
+
+def _decimals(
+    buffer: NDArray[np.uint8], starts: NDArray[np.int64], ends: NDArray[np.int64]
+) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """:func:`parse_decimals` for any plain decimal with at most 8 digits on each side."""
     negative = buffer[starts] == ord("-")
     first = starts + negative
     length = ends - first
-    head = _words_at(buffer, first)
+    head = words_at(buffer, first)
     point = _point_index(head, length)
     integer_digits = np.minimum(point, _WORD)
     fraction_digits = np.maximum(length - point - 1, 0)
@@ -77,7 +95,7 @@ def parse_decimals(
     # its bottom: as eight digits they read int and frac * 10**(8 - digits).
     integer_word = head << (np.uint64(8) * (_WORD - integer_digits).astype(np.uint64))
     integer, parsed = _eight_digits(integer_word, _KEEP_HIGH_BYTES[integer_digits])
-    fraction_word = _words_at(buffer, first + np.minimum(point + 1, length))
+    fraction_word = words_at(buffer, first + np.minimum(point + 1, length))
     fraction, fraction_ok = _eight_digits(
         fraction_word, _KEEP_LOW_BYTES[np.minimum(fraction_digits, _WORD)]
     )
@@ -91,10 +109,65 @@ def parse_decimals(
     return values, parsed
 
 
-def _words_at(buffer: NDArray[np.uint8], at: NDArray[np.int64]) -> NDArray[np.uint64]:
-    """The 8 bytes from each position, as little-endian words (unaligned reads)."""
-    words = np.ndarray((len(buffer) - _WORD + 1,), dtype="<u8", buffer=buffer, strides=(1,))
-    return words[at]
+def _short_decimals(
+    buffer: NDArray[np.uint8], starts: NDArray[np.int64], ends: NDArray[np.int64]
+) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """:func:`parse_decimals` for the tokens with as many decimals as the first token and
+    at most 8 digits in all, read from their last 8 bytes; other tokens are not parsed.
+
+    Examples
+    --------
+    >>> text = np.frombuffer(b"tag tag 12.5 -0.75 -9.5 7 " + bytes(8), dtype=np.uint8)
+    >>> starts, ends = np.array([8, 13, 19, 24]), np.array([12, 18, 23, 25])
+    >>> values, parsed = _short_decimals(text, starts, ends)
+    >>> values[parsed].tolist(), parsed.tolist()
+    ([12.5, -9.5], [True, False, True, False])
+    """
+    n_tokens = len(starts)
+    if n_tokens == 0 or int(ends.min()) <= _WORD:
+        return np.zeros(n_tokens), np.zeros(n_tokens, dtype=bool)
+    first = buffer[starts[0] : ends[0]].tobytes()
+    point = first.find(b".")
+    decimals = 0 if point < 0 else len(first) - point - 1
+    if decimals >= _WORD:
+        return np.zeros(n_tokens), np.zeros(n_tokens, dtype=bool)
+    # The token's last 8 bytes, its first byte lowest: the decimals on top, then
+    # the point, then the integer digits and whatever comes before them.
+    word = words_at(buffer, ends - _WORD)
+    negative = buffer[starts] == ord("-")
+    n_digits = ends - starts - negative - (1 if decimals else 0)
+    if decimals:
+        point_byte = (word >> np.uint64(8 * (_WORD - 1 - decimals))) & np.uint64(0xFF)
+        has_point = point_byte == ord(".")
+        # The 8 bytes before the last one hold the integer digits just below
+        # where the decimals start in ``word``: the digits without the point.
+        keep = _KEEP_HIGH_BYTES[decimals]
+        word &= keep
+        word |= words_at(buffer, ends - _WORD - 1) & ~keep
+    mantissa, parsed = _eight_digits(word, _KEEP_HIGH_BYTES[np.minimum(n_digits, _WORD)])
+    parsed &= (n_digits > decimals) & (n_digits <= _WORD)
+    if decimals:
+        parsed &= has_point
+    values = mantissa.astype(np.float64)
+    values /= float(10**decimals)
+    np.negative(values, out=values, where=negative)
+    return values, parsed
+
+
+def words_at(
+    buffer: NDArray[np.uint8], at: NDArray[np.int64], n_words: int = 1
+) -> NDArray[np.uint64]:
+    """The ``8 * n_words`` bytes from each position, as little-endian words (unaligned reads).
+
+    Returns shape ``(len(at),)`` for one word, else ``(len(at), n_words)``.
+    The buffer is viewed as overlapping raw records, one per byte offset,
+    so that one fancy index copies the bytes of every position; records of
+    raw bytes copy faster than unaligned integers.
+    """
+    size = _WORD * n_words
+    records = np.ndarray((len(buffer) - size + 1,), dtype=f"V{size}", buffer=buffer, strides=(1,))
+    words = records[at].view("<u8")
+    return words if n_words == 1 else words.reshape(len(at), n_words)
 
 
 def _point_index(words: NDArray[np.uint64], length: NDArray[np.int64]) -> NDArray[np.int64]:

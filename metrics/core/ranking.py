@@ -15,11 +15,9 @@ trec_eval's output.
 A document listed twice for one query, in either file, is an error, as in
 trec_eval.
 
-How it stays fast: every docno of both files gets an integer code from one
-dictionary (:func:`docno_codes`), so that matching run rows to qrels rows,
-finding repeated documents and breaking ties all compare integers, never
-strings; and a run already listed in trec_eval's order (the usual case) is
-only checked, not sorted.
+How it stays fast: a run already listed in trec_eval's order (the usual
+case) is only checked, not sorted, its queries handled as blocks of rows;
+judged rows are matched by :mod:`metrics.core.trec_pairs`.
 """
 
 from dataclasses import dataclass
@@ -27,11 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from metrics.core.segments import Int64Array, offsets_from_lengths, positions
-from metrics.core.trec import TrecColumns, TrecFormatError
-
-_MIX = np.uint64(0x9E3779B97F4A7C15)  # Odd constants of the splitmix64 mixer.
-_MIX2 = np.uint64(0xBF58476D1CE4E5B9)
+from metrics.core.segments import Int64Array, offsets_from_lengths
+from metrics.core.trec import TrecColumns
+from metrics.core.trec_pairs import as_words, judged_pairs
 
 
 @dataclass(frozen=True)
@@ -47,18 +43,12 @@ class RankedQueries:
 
 
 @dataclass(frozen=True)
-class DocnoCodes:
-    """An integer per docno of the qrels and of the run: equal docnos, equal codes.
+class _Blocks:
+    """Runs of neighbouring rows with the same qid: first row, length and query code."""
 
-    ``ordered`` tells whether the codes also follow the docnos' byte order
-    (always so for docnos of at most 8 bytes), so that ties can be broken on
-    the codes alone.
-    """
-
-    qrels: Int64Array
-    run: Int64Array
-    count: int
-    ordered: bool
+    starts: Int64Array
+    lengths: Int64Array
+    codes: Int64Array
 
 
 def rank_queries(
@@ -96,36 +86,29 @@ def rank_queries(
     >>> ranked.qids, ranked.ranked_grades.tolist()
     (['q1'], [nan, 2.0, 1.0])
     """
-    qrels_ids, qrels_codes = _codes(qrels.qids)
+    qrels_ids, qrels_blocks = _blocks(qrels.qids)
+    qrels_codes = np.repeat(qrels_blocks.codes, qrels_blocks.lengths)
     n_codes = len(qrels_ids)
-    run_codes = _lookup(qrels_ids, run.qids)
-    docnos = docno_codes(qrels.docnos, run.docnos)
-    kept = run_codes >= 0
-    if np.all(kept):
-        rows = _rank_order(run_codes, run.values, docnos.run, docnos, run.docnos)
-    else:
-        kept_rows = np.flatnonzero(kept)
-        names = run.docnos[kept_rows] if not docnos.ordered else run.docnos[:0]
-        order = _rank_order(
-            run_codes[kept_rows], run.values[kept_rows], docnos.run[kept_rows], docnos, names
-        )
-        rows = kept_rows[order]
-    qrels_keys = qrels_codes * docnos.count + docnos.qrels
-    run_keys = run_codes[rows] * docnos.count + docnos.run[rows]
-    at = _join(qrels, qrels_keys, run, run_keys, rows, n_codes * docnos.count)
-    grades = np.where(at >= 0, qrels.values[at], np.nan)
+    blocks, kept_rows = _kept_blocks(qrels_ids, run.qids)
+    codes = np.repeat(blocks.codes, blocks.lengths)
+    scores, docnos = run.values, run.docnos
+    if kept_rows is not None:
+        scores, docnos = scores[kept_rows], docnos[kept_rows]
+    order = _rank_order(codes, scores, docnos, blocks)
+    judged, returned_judged = judged_pairs(qrels, qrels_codes, run, kept_rows, codes, docnos)
+    grades = np.full(len(codes), np.nan)
+    grades[returned_judged] = qrels.values[judged]
     judged_counts = np.bincount(qrels_codes, minlength=n_codes)
-    returned = np.bincount(run_codes[rows], minlength=n_codes)
+    returned = np.bincount(blocks.codes, weights=blocks.lengths, minlength=n_codes)
+    returned = returned.astype(np.int64)
     evaluated = np.ones(n_codes, bool) if all_qrels_queries else returned > 0
-    judged_offsets = offsets_from_lengths(judged_counts)
-    qrels_order = np.argsort(qrels_codes, kind="stable")
-    judged_rows = qrels_order[_segments_of(judged_offsets, evaluated)]
+    judged_rows = _rows_by_code(qrels_blocks, evaluated)
     return RankedQueries(
         qids=_decoded(qrels_ids[evaluated]),
         in_run=(returned > 0)[evaluated],
-        ranked_grades=grades,
+        ranked_grades=grades if order is None else grades[order],
         offsets=offsets_from_lengths(returned[evaluated]),
-        judged_grades=qrels.values[judged_rows],
+        judged_grades=qrels.values if judged_rows is None else qrels.values[judged_rows],
         judged_offsets=offsets_from_lengths(judged_counts[evaluated]),
     )
 
@@ -137,104 +120,72 @@ def _decoded(names: NDArray[np.bytes_]) -> list[str]:
     return b"\n".join(names.tolist()).decode(errors="replace").split("\n")
 
 
-def docno_codes(qrels_docnos: NDArray[np.bytes_], run_docnos: NDArray[np.bytes_]) -> DocnoCodes:
-    """Give every docno of both files an integer code from one dictionary.
-
-    Docnos of up to 8 bytes are read as big-endian integers, which order
-    like ``strcmp``; their codes are their ranks in the sorted distinct
-    values. Longer docnos are grouped by a 64-bit hash, each group checked
-    byte for byte against its first member (and hashed again with another
-    seed in the unlikely case two docnos share a hash).
-
-    Examples
-    --------
-    >>> codes = docno_codes(np.array([b"b", b"a"]), np.array([b"c", b"b", b"10"]))
-    >>> codes.qrels.tolist(), codes.run.tolist(), codes.count, codes.ordered
-    ([2, 1], [3, 2, 0], 4, True)
-    """
-    n_qrels = len(qrels_docnos)
-    width = 8 * max(1, -(-max(qrels_docnos.itemsize, run_docnos.itemsize) // 8))
-    words = np.concatenate((_words(qrels_docnos, width), _words(run_docnos, width)))
-    if width == 8:
-        values = words[:, 0].byteswap()
-        distinct = _sorted_distinct(values)
-        codes = np.searchsorted(distinct, values)
-        return DocnoCodes(codes[:n_qrels], codes[n_qrels:], len(distinct), ordered=True)
-    for seed in range(3):
-        grouped = _hash_groups(words, np.uint64(seed))
-        if grouped is not None:
-            codes, count = grouped
-            return DocnoCodes(codes[:n_qrels], codes[n_qrels:], count, ordered=False)
-    names = np.concatenate((qrels_docnos, run_docnos)).astype(f"S{width}")
-    distinct, codes = np.unique(names, return_inverse=True)
-    return DocnoCodes(codes[:n_qrels], codes[n_qrels:], len(distinct), ordered=True)
-
-
 def _sorted_distinct(values: NDArray) -> NDArray:
     """The distinct values, sorted (``np.unique`` without its import of ``numpy.ma``)."""
     ordered = np.sort(values)
     return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))[: len(ordered)]]
 
 
-def _hash_groups(words: NDArray[np.uint64], seed: np.uint64) -> tuple[Int64Array, int] | None:
-    """Codes grouping equal rows of ``words``, or None if two different rows share a hash.
+def _blocks(values: NDArray[np.bytes_]) -> tuple[NDArray[np.bytes_], _Blocks]:
+    """Sorted distinct values, and the blocks of equal neighbouring values with their index.
 
-    The row number sits in the low bits of each sort key, so one plain sort
-    (much faster than an argsort) gives both the groups and their rows.
-    """
-    n_rows = len(words)
-    row_bits = max(1, n_rows.bit_length())
-    hashes = (words[:, 0] ^ _MIX) + seed
-    for w in range(words.shape[1]):
-        if w:
-            hashes ^= words[:, w]
-        hashes *= _MIX2
-        hashes ^= hashes >> np.uint64(31)
-    keys = np.sort(
-        (hashes >> np.uint64(row_bits)) << np.uint64(row_bits) | np.arange(n_rows, dtype=np.uint64)
-    )
-    rows = (keys & np.uint64((1 << row_bits) - 1)).astype(np.int64)
-    hashed = keys >> np.uint64(row_bits)
-    new_group = np.concatenate(([True], hashed[1:] != hashed[:-1]))
-    group = np.cumsum(new_group) - 1
-    first_of_group = rows[new_group][group]
-    if not np.array_equal(words[rows], words[first_of_group]):
-        return None
-    codes = np.empty(n_rows, dtype=np.int64)
-    codes[rows] = group
-    return codes, int(group[-1]) + 1 if n_rows else 0
-
-
-def _codes(values: NDArray[np.bytes_]) -> tuple[NDArray[np.bytes_], Int64Array]:
-    """Sorted distinct values and each row's index among them.
-
-    Files are normally grouped by qid, so the distinct values are first
-    looked for among the blocks of equal neighbours, which avoids sorting
-    every row.
+    Files are normally grouped by qid, so the distinct values are looked for
+    among the blocks' first values, which avoids sorting every row.
     """
     if len(values) == 0:
-        return values[:0], np.zeros(0, np.int64)
+        empty = np.zeros(0, np.int64)
+        return values[:0], _Blocks(empty, empty, empty)
     starts = _block_starts(values)
     firsts = values[starts]
     uniques = _sorted_distinct(firsts)
     codes = np.searchsorted(uniques, firsts)
-    return uniques, np.repeat(codes, np.diff(np.append(starts, len(values))))
+    return uniques, _Blocks(starts, np.diff(np.append(starts, len(values))), codes)
 
 
-def _lookup(uniques: NDArray[np.bytes_], values: NDArray[np.bytes_]) -> Int64Array:
-    """Index of each value in the sorted ``uniques``, or -1 where it is absent."""
-    if len(uniques) == 0 or len(values) == 0:
-        return np.full(len(values), -1, np.int64)
-    starts = _block_starts(values)
-    found = np.searchsorted(uniques, values[starts])
-    found = np.minimum(found, len(uniques) - 1)
-    found = np.where(uniques[found] == values[starts], found, -1)
-    return np.repeat(found, np.diff(np.append(starts, len(values)))).astype(np.int64)
+def _rows_by_code(blocks: _Blocks, selected: NDArray[np.bool_] | None) -> Int64Array | None:
+    """The rows of the blocks whose code is selected (None: all), ordered by code, stably.
+
+    None when that is every row in its own order.
+    """
+    block_order = np.argsort(blocks.codes, kind="stable")
+    if selected is not None:
+        block_order = block_order[selected[blocks.codes[block_order]]]
+    if len(block_order) == len(blocks.codes) and np.all(block_order[1:] > block_order[:-1]):
+        return None
+    lengths = blocks.lengths[block_order]
+    offsets = offsets_from_lengths(lengths)
+    rows = np.repeat(blocks.starts[block_order] - offsets[:-1], lengths)
+    rows += np.arange(offsets[-1])
+    return rows
+
+
+def _kept_blocks(
+    uniques: NDArray[np.bytes_], qids: NDArray[np.bytes_]
+) -> tuple[_Blocks, Int64Array | None]:
+    """The run's blocks of rows whose qid is among ``uniques``, and those rows.
+
+    The rows are None when every row is kept; block starts then index the
+    run, otherwise the kept rows.
+    """
+    if len(qids) == 0 or len(uniques) == 0:
+        empty = np.zeros(0, np.int64)
+        return _Blocks(empty, empty, empty), (None if len(qids) == 0 else empty)
+    starts = _block_starts(qids)
+    lengths = np.diff(np.append(starts, len(qids)))
+    found = np.minimum(np.searchsorted(uniques, qids[starts]), len(uniques) - 1)
+    codes = np.where(uniques[found] == qids[starts], found, -1).astype(np.int64)
+    kept = codes >= 0
+    if np.all(kept):
+        return _Blocks(starts, lengths, codes), None
+    lengths, codes = lengths[kept], codes[kept]
+    offsets = offsets_from_lengths(lengths)
+    rows = np.repeat(starts[kept] - offsets[:-1], lengths) + np.arange(offsets[-1])
+    return _Blocks(offsets[:-1], lengths, codes), rows
 
 
 def _block_starts(values: NDArray[np.bytes_]) -> Int64Array:
     """Indices where a run of equal neighbouring values starts (compared as words)."""
-    words = _words(values, 8 * max(1, -(-values.itemsize // 8)))
+    words = as_words(values, 8 * max(1, -(-values.itemsize // 8)))
     differs = words[1:, 0] != words[:-1, 0]
     for w in range(1, words.shape[1]):
         differs |= words[1:, w] != words[:-1, w]
@@ -242,27 +193,23 @@ def _block_starts(values: NDArray[np.bytes_]) -> Int64Array:
 
 
 def _rank_order(
-    codes: Int64Array,
-    scores: NDArray[np.float64],
-    docno_codes: Int64Array,
-    docnos: DocnoCodes,
-    names: NDArray[np.bytes_],
-) -> Int64Array:
-    """Row order by query, then score descending, then docno descending."""
+    codes: Int64Array, scores: NDArray[np.float64], docnos: NDArray[np.bytes_], blocks: _Blocks
+) -> Int64Array | None:
+    """Row order by query, then score descending, then docno descending (None: as they are)."""
     n_rows = len(codes)
     if n_rows == 0:
         return np.zeros(0, np.int64)
-    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
-    lengths = np.diff(np.append(starts, n_rows))
-    block_codes = np.sort(codes[starts])
-    one_block_per_query = not np.any(block_codes[1:] == block_codes[:-1])
-    if one_block_per_query and _ranked_within_blocks(codes, scores, docno_codes, docnos, names):
-        # Most run files list each query's hits together and in rank order;
-        # then only the blocks need putting in query order.
-        block_order = np.argsort(codes[starts], kind="stable")
-        ordered_lengths = lengths[block_order]
-        within = positions(offsets_from_lengths(ordered_lengths))
-        return np.repeat(starts[block_order], ordered_lengths) + within
+    ordered_codes = np.sort(blocks.codes)
+    if not np.any(ordered_codes[1:] == ordered_codes[:-1]):
+        # Most run files list each query's hits together and by score; then
+        # only the blocks need putting in query order, and tied hits in
+        # docno order.
+        within = _order_within_blocks(scores, docnos, blocks.starts)
+        if within is not _UNRANKED:
+            by_code = _rows_by_code(blocks, None)
+            if within is None:
+                return by_code
+            return within if by_code is None else within[by_code]
     order = np.lexsort((-scores, codes))
     tied = _tied_with_a_neighbour(codes[order], scores[order])
     if not np.any(tied):
@@ -271,29 +218,43 @@ def _rank_order(
     # docnos' order.
     tie_rank = np.zeros(n_rows, dtype=np.int64)
     tied_rows = order[tied]
-    if docnos.ordered:
-        tie_rank[tied_rows] = docno_codes[tied_rows]
-    else:
-        by_name = np.argsort(names[tied_rows], kind="stable")
-        tie_rank[tied_rows[by_name]] = np.arange(len(tied_rows))
+    by_name = np.argsort(docnos[tied_rows], kind="stable")
+    tie_rank[tied_rows[by_name]] = np.arange(len(tied_rows))
     return np.lexsort((-tie_rank, -scores, codes))
 
 
-def _ranked_within_blocks(
-    codes: Int64Array,
-    scores: NDArray[np.float64],
-    docno_codes: Int64Array,
-    docnos: DocnoCodes,
-    names: NDArray[np.bytes_],
-) -> bool:
-    """True when, inside each run of equal codes, rows are in trec_eval's order."""
-    same_query = codes[1:] == codes[:-1]
-    if np.any(same_query & (scores[:-1] < scores[1:])):
-        return False
-    tie = np.flatnonzero(same_query & (scores[:-1] == scores[1:]))
-    if docnos.ordered:
-        return bool(np.all(docno_codes[tie] > docno_codes[tie + 1]))
-    return bool(np.all(names[tie] > names[tie + 1]))
+_UNRANKED = np.zeros(0, np.int64)  # Rows whose scores rise somewhere inside a block.
+
+
+def _order_within_blocks(
+    scores: NDArray[np.float64], docnos: NDArray[np.bytes_], starts: Int64Array
+) -> Int64Array | None:
+    """trec_eval's order of the rows, each block kept in place, when scores never rise in a block.
+
+    None when the rows are in that order already; ``_UNRANKED`` when a
+    score rises inside a block. Only runs of tied rows are reordered, by
+    docno descending.
+    """
+    last_of_block = starts[1:] - 1  # Row i and row i + 1 belong to different queries.
+    worse_next = scores[:-1] < scores[1:]
+    worse_next[last_of_block] = False
+    if np.any(worse_next):
+        return _UNRANKED
+    tied_next = scores[:-1] == scores[1:]
+    tied_next[last_of_block] = False
+    tie = np.flatnonzero(tied_next)
+    if np.all(docnos[tie] > docnos[tie + 1]):
+        return None
+    tied = np.zeros(len(scores), dtype=bool)
+    tied[tie] = tied[tie + 1] = True
+    rows = np.flatnonzero(tied)
+    # A run of tied rows starts at a row not tied with the row before it.
+    run = np.cumsum(np.concatenate(([True], ~tied_next[rows[1:] - 1])))
+    name_rank = np.empty(len(rows), dtype=np.int64)
+    name_rank[np.argsort(docnos[rows], kind="stable")] = np.arange(len(rows))
+    order = np.arange(len(scores))
+    order[rows] = rows[np.lexsort((-name_rank, run))]
+    return order
 
 
 def _tied_with_a_neighbour(codes: Int64Array, scores: NDArray[np.float64]) -> NDArray[np.bool_]:
@@ -303,75 +264,3 @@ def _tied_with_a_neighbour(codes: Int64Array, scores: NDArray[np.float64]) -> ND
     tied[:-1] |= equal_next
     tied[1:] |= equal_next
     return tied
-
-
-def _segments_of(offsets: Int64Array, selected: NDArray[np.bool_]) -> Int64Array:
-    """Indices of the values of the selected segments, in segment order."""
-    lengths = np.diff(offsets)[selected]
-    return np.repeat(offsets[:-1][selected], lengths) + positions(offsets_from_lengths(lengths))
-
-
-def _words(docnos: NDArray, width: int) -> NDArray[np.uint64]:
-    """The byte strings as (rows, width / 8) little-endian words, zero padded."""
-    if docnos.itemsize == width:
-        return np.ascontiguousarray(docnos).view("<u8").reshape(len(docnos), width // 8)
-    # Copying raw bytes into a zeroed matrix is much cheaper than a string cast.
-    padded = np.zeros((len(docnos), width), dtype=np.uint8)
-    raw = np.ascontiguousarray(docnos).view(np.uint8).reshape(len(docnos), docnos.itemsize)
-    padded[:, : docnos.itemsize] = raw
-    return padded.view("<u8")
-
-
-def _join(
-    qrels: TrecColumns,
-    qrels_keys: Int64Array,
-    run: TrecColumns,
-    run_keys: Int64Array,
-    rows: Int64Array,
-    n_keys: int,
-) -> Int64Array:
-    """The qrels row of each ranked run row (-1 when unjudged), after the duplicate checks.
-
-    Keys are ``query code * docnos + docno code``: equal keys, same query and
-    document. A key space not much larger than the files is a direct table;
-    a larger one is searched in sorted keys.
-    """
-    qrels_rows = np.arange(len(qrels_keys))
-    if n_keys > 4 * (len(qrels_keys) + len(run_keys)):
-        _check_unique(run, run_keys, rows)
-        order = _check_unique(qrels, qrels_keys, qrels_rows)
-        if len(order) == 0:
-            return np.full(len(run_keys), -1, np.int64)
-        sorted_keys = qrels_keys[order]
-        at = np.minimum(np.searchsorted(sorted_keys, run_keys), len(order) - 1)
-        return np.where(sorted_keys[at] == run_keys, order[at], -1)
-    table = np.full(n_keys, -1, dtype=np.int32 if len(run_keys) < 2**31 else np.int64)
-    # A row that finds another row in its slot after all are written shares
-    # its key with that row; the sorting check then names the first such pair.
-    table[run_keys] = rows
-    if not np.array_equal(table[run_keys], rows):
-        _check_unique(run, run_keys, rows)
-    table.fill(-1)
-    table[qrels_keys] = qrels_rows
-    if not np.array_equal(table[qrels_keys], qrels_rows):
-        _check_unique(qrels, qrels_keys, qrels_rows)
-    return table[run_keys].astype(np.int64)
-
-
-def _check_unique(table: TrecColumns, keys: Int64Array, rows: Int64Array) -> Int64Array:
-    """Raise on a (qid, docno) key listed twice, naming the earliest such pair of lines.
-
-    Returns the order that sorts the keys (rows ascending among equal keys).
-    """
-    order = np.lexsort((rows, keys))
-    ordered = keys[order]
-    repeated = np.flatnonzero(ordered[1:] == ordered[:-1])
-    if len(repeated):
-        firsts, seconds = rows[order[repeated]], rows[order[repeated + 1]]
-        i = int(np.argmin(seconds))
-        first_line, second_line = int(table.lines[firsts[i]]), int(table.lines[seconds[i]])
-        docno = table.docnos[firsts[i]].decode(errors="replace")
-        qid = table.qids[firsts[i]].decode(errors="replace")
-        problem = f"document {docno} is listed twice for query {qid} (first on line {first_line})"
-        raise TrecFormatError(table.path, second_line, problem)
-    return order

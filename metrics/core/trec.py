@@ -32,14 +32,13 @@ from metrics.core.trec_tokens import (
     _chunk_end,
     _ChunkColumns,
     _Format,
-    _joined_words,
     _padded_buffer,
     _regular_columns,
     _tokenize,
 )
 
 __all__ = ["MAX_ID_BYTES", "TrecColumns", "TrecFormatError", "parse_qrels", "parse_run"]
-__all__ += ["read_qrels", "read_run"]
+__all__ += ["LineRuns", "read_qrels", "read_run"]
 
 
 @dataclass(frozen=True)
@@ -49,13 +48,55 @@ class TrecColumns:
     ``qids`` and ``docnos`` are fixed-width byte strings (``S`` dtype) compared
     byte by byte like C's ``strcmp``; ``values`` holds grades (qrels) or
     scores (run); ``lines`` holds each row's 1-based line number.
+
+    Only error messages need line numbers, so the reader gives
+    ``line_numbers`` as :class:`LineRuns`, and ``lines`` is worked out from
+    them when first asked for; ``line_numbers`` may also be the array itself.
     """
 
     path: str
     qids: NDArray[np.bytes_]
     docnos: NDArray[np.bytes_]
     values: NDArray[np.float64]
-    lines: NDArray[np.int64]
+    line_numbers: "NDArray[np.int64] | LineRuns"
+
+    @functools.cached_property
+    def lines(self) -> NDArray[np.int64]:
+        """Each row's 1-based line number."""
+        numbers = self.line_numbers
+        return numbers.array() if isinstance(numbers, LineRuns) else numbers
+
+
+class LineRuns:
+    """The line numbers of a file's rows, kept as runs of rows on consecutive lines.
+
+    Examples
+    --------
+    >>> runs = LineRuns()
+    >>> runs.add(np.array([1, 2, 3]), 0)
+    >>> runs.add(np.array([2, 5]), 10)
+    >>> runs.array().tolist()
+    [1, 2, 3, 12, 15]
+    """
+
+    def __init__(self) -> None:
+        self.pieces: list[tuple[int, int] | NDArray[np.int64]] = []
+
+    def add(self, lines: NDArray[np.int64], lines_before: int) -> None:
+        """Add rows on the given lines of a piece of text that follows ``lines_before`` lines."""
+        n_rows = len(lines)
+        if n_rows and lines[-1] - lines[0] == n_rows - 1:
+            self.pieces.append((n_rows, lines_before + int(lines[0])))
+        elif n_rows:
+            self.pieces.append(lines + lines_before)
+
+    def array(self) -> NDArray[np.int64]:
+        """Every row's line number."""
+        arrays = [
+            np.arange(piece[1], piece[1] + piece[0]) if isinstance(piece, tuple) else piece
+            for piece in self.pieces
+        ]
+        return np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
 
 
 def read_qrels(path: str | Path) -> TrecColumns:
@@ -168,35 +209,74 @@ def _parse(data: bytes | mmap.mmap, path: str, form: _Format) -> TrecColumns:
         tokens = _tokenize(buffer)
         return _chunk_columns(tokens, path, form), tokens.n_newlines
 
-    pieces, lines_before = [], 0
+    table, lines_before = _Table(len(data) // (2 * form.min_columns - 1) + 1), 0
     for parsed in _in_parallel(parse_chunk, chunks):
         try:
             columns, n_newlines = parsed()
         except TrecFormatError as error:
             # Chunks count lines from their own start.
             raise TrecFormatError(path, lines_before + error.line, error.problem) from None
-        columns.lines[:] += lines_before
-        pieces.append(columns)
+        table.append(columns, lines_before)
         lines_before += n_newlines
-    return TrecColumns(
-        path,
-        _joined_words([p.qids for p in pieces]),
-        _joined_words([p.docnos for p in pieces]),
-        np.concatenate([p.values for p in pieces] or [np.zeros(0)]),
-        np.concatenate([p.lines for p in pieces] or [np.zeros(0, dtype=np.int64)]),
-    )
+    return table.columns(path)
+
+
+class _Table:
+    """The rows of a file's chunks, copied into place as each chunk is parsed.
+
+    ``capacity`` must be at least the number of rows: every line with
+    content takes a few bytes. Pages of the arrays past the last row are
+    never written, so they cost no memory. Copying each chunk's columns as it
+    comes, rather than all at the end, lets the next chunks reuse their
+    memory.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self.qids = np.zeros((capacity, 1), dtype="<u8")
+        self.docnos = np.zeros((capacity, 1), dtype="<u8")
+        self.values = np.empty(capacity)
+        self.lines = LineRuns()
+        self.n_rows = 0
+
+    def append(self, columns: _ChunkColumns, lines_before: int) -> None:
+        rows = slice(self.n_rows, self.n_rows + len(columns.values))
+        self.qids = _widened(self.qids, columns.qids.shape[1], self.n_rows)
+        self.docnos = _widened(self.docnos, columns.docnos.shape[1], self.n_rows)
+        self.qids[rows, : columns.qids.shape[1]] = columns.qids
+        self.docnos[rows, : columns.docnos.shape[1]] = columns.docnos
+        self.values[rows] = columns.values
+        self.lines.add(columns.lines, lines_before)
+        self.n_rows = rows.stop
+
+    def columns(self, path: str) -> TrecColumns:
+        n_rows = self.n_rows
+        return TrecColumns(
+            path, _strings(self.qids[:n_rows]), _strings(self.docnos[:n_rows]),
+            self.values[:n_rows], self.lines,
+        )  # fmt: skip
+
+
+def _widened(words: NDArray[np.uint64], n_words: int, n_rows: int) -> NDArray[np.uint64]:
+    """``words``, or a copy of its first rows with zero words added up to ``n_words``."""
+    if n_words <= words.shape[1]:
+        return words
+    wider = np.zeros((len(words), n_words), dtype=words.dtype)
+    wider[:n_rows, : words.shape[1]] = words[:n_rows]
+    return wider
+
+
+def _strings(words: NDArray[np.uint64]) -> NDArray[np.bytes_]:
+    """(rows, words) little-endian words as zero-padded byte strings, without copying."""
+    return words.view(f"S{words.shape[1] * 8}").ravel()
 
 
 def _in_parallel(function: Callable, items: list) -> Iterator[Callable]:
-    """Start ``function`` on every item, on up to one thread per processor.
+    """Start ``function`` on every item, on up to one thread per idle processor.
 
     Yields, in the items' order, a callable returning each result or
     raising its exception.
     """
-    workers = min(
-        len(items),
-        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1,
-    )
+    workers = min(len(items), _idle_processors())
     if workers <= 1:
         for item in items:
             yield functools.partial(function, item)
@@ -210,3 +290,24 @@ def _in_parallel(function: Callable, items: list) -> Iterator[Callable]:
     finally:
         # After an error, the chunks not yet started are not needed.
         pool.shutdown(cancel_futures=True)
+
+
+def _idle_processors() -> int:
+    """The processors this process may use, less those other threads are running on now.
+
+    Threads only pay on idle processors: on busy ones, a thread holding
+    Python's lock is often paused by the system while the other waits for
+    the lock, and the file takes longer than on one thread. Linux tells how
+    many threads are running right now, this one included, in
+    ``/proc/loadavg``; elsewhere every processor counts as idle.
+    """
+    if hasattr(os, "sched_getaffinity"):
+        processors = len(os.sched_getaffinity(0))
+    else:
+        processors = os.cpu_count() or 1
+    try:
+        with open("/proc/loadavg", encoding="ascii") as loadavg:
+            running = int(loadavg.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return processors
+    return max(1, min(processors, processors - running + 1))

@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from metrics.core.decimals import parse_decimals
+from metrics.core.decimals import parse_decimals, words_at
 
 # Longest qid or docno accepted, in bytes; TREC identifiers are far shorter.
 MAX_ID_BYTES = 256
@@ -48,21 +48,6 @@ class _Format:
     max_columns: int | None
     value_column: int
     value_name: str
-
-
-def _joined_words(pieces: list[NDArray[np.uint64]]) -> NDArray[np.bytes_]:
-    """Join chunks' (rows, words) matrices, widening narrower ones with zero words.
-
-    Joining the words rather than ``S`` arrays of different widths avoids a
-    slow string cast.
-    """
-    n_words = max((p.shape[1] for p in pieces), default=1)
-    joined = np.zeros((sum(len(p) for p in pieces), n_words), dtype="<u8")
-    row = 0
-    for piece in pieces:
-        joined[row : row + len(piece), : piece.shape[1]] = piece
-        row += len(piece)
-    return joined.view(f"S{n_words * _WORD}").ravel()
 
 
 def _chunk_end(data: bytes | mmap.mmap, start: int) -> int:
@@ -220,15 +205,11 @@ def _text_column(
         problem = f"{name} longer than {MAX_ID_BYTES} bytes"
         raise TrecFormatError(path, int(lines[row]), problem)
     n_words = max(1, -(-longest // _WORD))
-    # An unaligned view of the buffer as overlapping little-endian words, one
-    # per byte offset, lets one fancy index read 8 bytes of every token.
-    words_at = np.ndarray((len(buffer) - _WORD + 1,), dtype="<u8", buffer=buffer, strides=(1,))
     if n_words == 1:
-        return (words_at[starts] & _KEEP_LOW_BYTES[lengths]).reshape(-1, 1)
-    words = np.empty((len(starts), n_words), dtype="<u8")
+        return (words_at(buffer, starts) & _KEEP_LOW_BYTES[lengths]).reshape(-1, 1)
+    words = words_at(buffer, starts, n_words)
     for w in range(n_words):
-        kept_bytes = np.clip(lengths - w * _WORD, 0, _WORD)
-        words[:, w] = words_at[starts + w * _WORD] & _KEEP_LOW_BYTES[kept_bytes]
+        words[:, w] &= _KEEP_LOW_BYTES[np.clip(lengths - w * _WORD, 0, _WORD)]
     return words
 
 
@@ -240,10 +221,11 @@ def _number_column(
     name: str,
     lines: NDArray,
 ) -> NDArray[np.float64]:
-    digits = buffer[starts] - np.uint8(ord("0"))
-    if np.all(digits < 10) and np.all(ends - starts == 1):
+    if len(starts) and ends[0] - starts[0] == 1:
         # Grades are mostly one digit; reading them directly is cheaper still.
-        return digits.astype(np.float64)
+        digits = buffer[starts] - np.uint8(ord("0"))
+        if np.all(digits < 10) and np.all(ends - starts == 1):
+            return digits.astype(np.float64)
     values, parsed = parse_decimals(buffer, starts, ends)
     if np.all(parsed):
         return values

@@ -8,17 +8,19 @@ project ``generated-load`` is built first if it is missing, with
 It times, in one process and printing every figure:
 
 1. one result list recomputed end to end from PostgreSQL
-   (``metrics.refresh.result_list_evaluate``, which reads the packed grades of
-   migration 0008) against the core's own time on the same arrays (``ndcg_batch``
+   (``metrics.evaluate.result_list_evaluate``, which reads the packed blocks of
+   migration 0025) against the core's own time on the same arrays (``ndcg_batch``
    alone), then the same list from the judgement log, as for a past moment;
 2. ``metrics_rebuild`` over 30 daily buckets (this also brings the stored series up
    to date, which the dashboards read);
 3. the overview, the per-query table, a query's detail and the comparison of the
    two newest lists: server time through Django's test ``Client`` in-process,
    after one warm-up, split into SQL (with the slowest statements) and the rest;
+   the overview and the table with k changed (no stored series), and the overview as
+   of a past moment (halfway through the log: its grades are replayed from the log);
    then the parts of the overview and the table on their own.
 
-Targets: recompute <= 3x the core's time; pages <= 300 ms. Nothing is cached
+Targets: recompute <= 2x the core's time; pages <= 300 ms. Nothing is cached
 between runs: every timed call reads PostgreSQL again, except the comparison's
 test and interval, which are cached by the paired values they were drawn from
 (the first request, printed as the warm-up, pays for the resampling).
@@ -45,6 +47,7 @@ from django.contrib.auth.models import Group, User  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.db.migrations.executor import MigrationExecutor  # noqa: E402
+from django.db.models import Max, Min  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
@@ -57,9 +60,9 @@ from metrics.dashboards.overview import pool_progress, stored_summaries  # noqa:
 from metrics.evaluate import INTERVAL_RESAMPLES  # noqa: E402
 from metrics.models import StaleQuery  # noqa: E402
 from metrics.registry import project_spec  # noqa: E402
-from metrics.sources import freshness, grades_freshness  # noqa: E402
+from metrics.sources import Source, freshness, grades_freshness  # noqa: E402
 
-RECOMPUTE_TARGET = 3.0
+RECOMPUTE_TARGET = 2.0  # Issue 16: recompute of one result list <= 2x the numpy core.
 PAGE_TARGET_MS = 300.0
 BENCH_USER = "bench_analyst"
 
@@ -159,16 +162,18 @@ def _bench_recompute(project) -> None:
     as_of = timezone.now()
     depth = spec.k if spec.unjudged == "zero" and spec.ideal == "judged" else None
     print(f"\n== Recompute {result_list.name} ({spec.name}) ==")
-    _, end_to_end = timed(
-        lambda: evaluate.result_list_evaluate(result_list, spec, as_of=as_of), repeat=7
-    )
+    if not grades_freshness(project.pk, as_of=as_of).derived:
+        print("  the packed grades do not hold as of now (an event is dated later): stopping")
+        return
+
+    def end_to_end():
+        return evaluate.result_list_evaluate(result_list, spec, as_of=as_of)
 
     def packed_read():
         return selectors.stored_result_list_grades(
             result_list.pk, project.pk, as_of=as_of, policy=spec.consensus, depth=depth
         )
 
-    grades, packed_s = timed(packed_read, repeat=7)
     params = {
         "project": project.pk,
         "as_of": as_of,
@@ -178,20 +183,27 @@ def _bench_recompute(project) -> None:
         "policy": spec.consensus,
         "chunk": selectors.CHUNK_QUERIES,
     }
-    _, copy_s = timed(lambda: pgcopy.copy_fields(selectors.STORED_RANKED_SQL, params), repeat=7)
-    if not grades_freshness(project.pk, as_of=as_of).derived:
-        print("  the packed grades do not hold as of now (an event is dated later): stopping")
-        return
-    core, core_s = timed(lambda: _core(grades, spec), repeat=20)
-    best, core_best = min(end_to_end), min(core_s)
+    grades = packed_read()  # Fills what is stale (after a load, every query) first.
+    # Each round times every part once, in turn, so that the machine's load weighs on
+    # all of them alike (it is shared); the ratio takes the best of each.
+    rounds = 15
+    spent = {name: [] for name in ("end to end", "packed read", "copy", "core")}
+    for _ in range(rounds):
+        spent["end to end"] += timed(end_to_end)[1]
+        spent["packed read"] += timed(packed_read)[1]
+        spent["copy"] += timed(lambda: pgcopy.copy_fields(selectors.STORED_BLOCKS_SQL, params))[1]
+        core, core_s = timed(lambda: _core(grades, spec))
+        spent["core"] += core_s
+    best, core_best = min(spent["end to end"]), min(spent["core"])
     print(
         f"  queries: {len(grades.query_ids):,}; hits read: {len(grades.ranked_grades):,}; "
         f"judged grades read: {len(grades.judged_grades):,}"
     )
-    print(f"  end to end (result_list_evaluate), best of 7   {best * 1000:9.1f} ms")
-    print(f"    packed read alone, best of 7: {min(packed_s) * 1000:.1f} ms, of which the COPY "
-          f"(SQL and transfer) {min(copy_s) * 1000:.1f} ms, the rest unpacking")  # fmt: skip
-    print(f"  metrics.core ndcg_batch alone, best of 20      {core_best * 1000:9.1f} ms")
+    print(f"  end to end (result_list_evaluate), best of {rounds}  {best * 1000:9.1f} ms")
+    read, copy = (min(spent[name]) * 1000 for name in ("packed read", "copy"))
+    print(f"    packed read alone: {read:.1f} ms, of which the COPY (SQL and transfer) "
+          f"{copy:.1f} ms, the rest unpacking")  # fmt: skip
+    print(f"  metrics.core ndcg_batch alone, best of {rounds}    {core_best * 1000:9.1f} ms")
     ratio = best / core_best
     verdict = "met" if ratio <= RECOMPUTE_TARGET else "NOT met"
     print(f"  target: end to end <= {RECOMPUTE_TARGET:g}x the core: {ratio:.1f}x, {verdict}")
@@ -275,9 +287,13 @@ def _bench_pages(project, repeat: int) -> None:
     # its packed grades, and its interval resampled.
     _bench_page(client, "overview @5", f"{pages['overview']}?k=5", repeat)
     _bench_page(client, "table @5", f"{pages['per-query table']}?k=5", repeat)
-    # For comparison: an as-of moment is always computed from the judgement log.
-    moment = timezone.now().strftime("%Y-%m-%dT%H:%M:%S")
-    _bench_page(client, "overview as of", f"{pages['overview']}?as_of={moment}", 1)
+    # A past moment: halfway through the log, so that events are dated after it and the
+    # grades are replayed from the judgement log (a moment after the last event would
+    # read the packed rows, as "now" does).
+    moment = past_moment(project)
+    assert freshness(project, spec, as_of=moment).lists == Source.LOG, moment
+    past = f"{pages['overview']}?as_of={moment:%Y-%m-%dT%H:%M:%S}"
+    _bench_page(client, "overview as of", past, repeat)
     _bench_parts(project, result_list, repeat)
 
 
@@ -329,6 +345,15 @@ def _bench_page(client, name, url, repeat) -> None:
     slowest = sorted(sql["statements"].items(), key=lambda item: -item[1])[:3]
     for statement, seconds in slowest:
         print(f"  {'':16}   {seconds * 1000 / repeat:6.1f} ms  {statement}")
+
+
+def past_moment(project) -> dt.datetime:
+    """The whole second halfway between the project's first and last judgement."""
+    events = Judgement.objects.for_project(project).aggregate(
+        first=Min("created_at"), last=Max("created_at")
+    )
+    middle = events["first"] + (events["last"] - events["first"]) / 2
+    return middle.replace(microsecond=0)
 
 
 def analyst() -> User:

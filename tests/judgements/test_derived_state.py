@@ -7,8 +7,9 @@ from django.core.management import call_command
 from django.db import connection
 
 from judgements.derived import oracles
-from judgements.models import Project
-from judgements.packed import packed_fill
+from judgements.models import Project, ResultList
+from judgements.packed import blocks_refresh, packed_fill
+from metrics.core.consensus import policy_names
 
 pytestmark = pytest.mark.django_db
 
@@ -29,8 +30,12 @@ def run(*args) -> tuple[int, str]:
 
 
 def corrupt(*statements: str) -> None:
-    # Every packed row filled first: rows waiting for their fill are not compared.
+    # Every packed row filled and every block written first: rows waiting for their
+    # fill, and blocks for a reader, are not compared.
     packed_fill()
+    for result_list in ResultList.objects.all():
+        for policy in policy_names():
+            assert blocks_refresh(result_list.pk, policy)
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL judgements.defer_derived = on")
         for statement in statements:
@@ -57,6 +62,11 @@ def test_the_demo_is_clean(demo):
         ("UPDATE judgements_rankedgrades SET ideal = '' WHERE id = "
          "(SELECT min(id) FROM judgements_rankedgrades WHERE ideal <> '')",
          "judgements_rankedgrades"),
+        # The first query of a block counts one current grade too many.
+        ("UPDATE judgements_rankedblock SET header = overlay(header PLACING int4send("
+         "get_byte(header, 19) + 1) FROM 17 FOR 4) WHERE id = "
+         "(SELECT min(id) FROM judgements_rankedblock WHERE header <> '')",
+         "judgements_rankedblock"),
         ("UPDATE judgements_queuepair SET answered = '{}' WHERE id = "
          "(SELECT min(id) FROM judgements_queuepair WHERE answered <> '{}')",
          "judgements_queuepair"),

@@ -4,6 +4,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
+from judgements import bulk
 from judgements.loadgen import LoadPlan, candidate_documents
 from judgements.models import Document, Hit, Judgement, PairGrade, Project, QueuePair
 
@@ -122,3 +123,36 @@ def test_a_load_leaves_the_deferral_off_for_the_rest_of_the_transaction(db):
     with connection.cursor() as cursor:
         cursor.execute("SELECT current_setting('judgements.defer_derived', true)")
         assert cursor.fetchone()[0] in (None, "", "off")
+
+
+def generate_saying(**options) -> str:
+    output = StringIO()
+    defaults = {"queries": 20, "hits_per_query": 10, "judgements": 500, "raters": 4}
+    call_command("generate_load", stdout=output, **(defaults | options))
+    return output.getvalue()
+
+
+def test_indexes_are_rebuilt_while_the_tables_hold_less_than_twice_the_load(db):
+    generate(slug="first")  # 600 hits and 500 events
+    bulk.analyze(Hit, Judgement)
+
+    # More than half as many rows again: building every index once costs less than
+    # adding each row to them.
+    said = generate_saying(slug="second", queries=12, judgements=300)
+    assert "judgements_hit, judgements_judgement dropped, built again at the end" in said
+    bulk.analyze(Hit, Judgement)
+    # A tenth of what the tables hold: the rows are added to the indexes.
+    said = generate_saying(slug="third", queries=5, hits_per_query=10, judgements=100)
+    assert "indexes kept" in said
+
+
+def test_keep_indexes_leaves_them_in_place_and_the_derived_tables_right(db):
+    before = index_names()
+
+    said = generate_saying(slug="kept", keep_indexes=True)
+
+    assert "indexes kept" in said
+    assert index_names() == before
+    output = StringIO()
+    call_command("derived_state", check=True, project="kept", stdout=output)
+    assert "every derived table matches" in output.getvalue()

@@ -29,3 +29,41 @@ def test_0010_gives_queries_stored_before_external_ids_their_own_id():
 
     stored = dict(Query.objects.values_list("pk", "external_id"))
     assert stored == {old[0].pk: str(old[0].pk), old[1].pk: str(old[1].pk), kept.pk: "T-1"}
+
+
+def test_0026_a_statement_recounting_every_pair_grade_rewrites_each_row_in_its_page():
+    # An import recounts every pair it grades in one statement: with full pages each
+    # new row version moved to another page and into all four indexes.
+    query = QueryFactory()
+    with connection.cursor() as cursor:
+        # Enough rows for dozens of pages, each pair a document of its own.
+        cursor.execute(
+            """
+            INSERT INTO judgements_document (project_id, external_id, title, url, snippet,
+                                             image_url, fields)
+            SELECT %s, 'filler-' || n, '', '', '', '', '{}' FROM generate_series(1, 4000) n
+            """,
+            [query.project_id],
+        )
+        cursor.execute(
+            """
+            INSERT INTO judgements_pairgrade
+                (project_id, query_id, document_id, graded, lowest, highest, grades, raters)
+            SELECT %s, %s, id, 1, 2, 2, '{2}', '{1}' FROM judgements_document
+            WHERE project_id = %s AND external_id LIKE 'filler-%%'
+            """,
+            [query.project_id, query.pk, query.project_id],
+        )
+        cursor.execute(
+            "UPDATE judgements_pairgrade SET graded = 2, highest = 3, grades = '{2,3}',"
+            " raters = '{1,2}' WHERE query_id = %s",
+            [query.pk],
+        )
+        cursor.execute(
+            "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_xact_user_tables"
+            " WHERE relname = 'judgements_pairgrade'"
+        )
+        updated, in_place = cursor.fetchone()
+
+    assert updated == 4000
+    assert in_place >= 0.95 * updated

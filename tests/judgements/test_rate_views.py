@@ -1,4 +1,5 @@
 import datetime as dt
+import re
 
 import pytest
 import time_machine
@@ -299,6 +300,28 @@ def test_the_rating_page_costs_a_fixed_number_of_statements(
         alice.get(rate_url, headers={"HX-Request": "true"})
     with django_assert_num_queries(8):
         assert alice.get(rate_url).context["pair"] is not None
+
+
+def test_an_answer_reads_the_project_row_once(alice, rate_url, answer_url, query_with_hits):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    document = first_pair(query_with_hits)
+    alice.get(rate_url)
+    with CaptureQueriesContext(connection) as statements:
+        response = alice.post(
+            answer_url, {"query": query_with_hits.pk, "document": document.pk, "answer": "2"}
+        )
+
+    assert response.status_code == 302
+    assert Judgement.objects.filter(query=query_with_hits, document=document).exists()
+    # The project's own row, read by the page's access check; not again to check the grade.
+    project_reads = [
+        query["sql"]
+        for query in statements
+        if re.match(r'\s*SELECT (project\.\*|"judgements_project"\."id")', query["sql"])
+    ]
+    assert len(project_reads) == 1, project_reads
 
 
 def test_an_unknown_project_is_403_for_a_user_without_a_role_and_404_for_a_rater(

@@ -77,6 +77,44 @@ def test_a_past_moment_is_read_from_the_log(project, query_with_hits, rater):
     assert (past.grades.tolist(), now.grades.tolist()) == ([1.0], [3.0])
 
 
+def orm_pair_grades(project, *, as_of, policy, query_ids=None):
+    """The pairs' consensus as of ``as_of`` from the ORM's current-answer rule
+    (``Judgement.objects.current()``, a DISTINCT ON in SQL), grades kept."""
+    events = Judgement.objects.filter(query__project=project).as_of(as_of)
+    if query_ids is not None:
+        events = events.filter(query_id__in=query_ids)
+    rows = [
+        (query, document, grade)
+        for query, document, kind, grade in events.current().values_list(
+            "query_id", "document_id", "kind", "grade"
+        )
+        if kind == "grade"
+    ]
+    columns = np.array(rows, dtype=np.int64).reshape(-1, 3)
+    return selectors._consensus_of(
+        columns[:, 0], columns[:, 1], columns[:, 2].astype(np.float64), policy
+    )
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_the_replayed_log_equals_the_orms_current_answers_at_every_moment(project, policy):
+    # The log is replayed in numpy (metrics.core.replay); the ORM's rule is the oracle,
+    # at moments before, between (ties included) and after the events.
+    random_events(project, seed=13)
+    random_events(project, seed=14, raters=3)
+    times = sorted(set(Judgement.objects.values_list("created_at", flat=True)))
+    moments = [times[0] - dt.timedelta(seconds=1), *times[:: len(times) // 12], times[-1]]
+    some = sorted(project.queries.values_list("pk", flat=True))[::2]
+
+    for moment in moments:
+        for query_ids in (None, some):
+            arguments = {"as_of": moment, "policy": policy, "query_ids": query_ids}
+            assert_same(
+                selectors.logged_pair_grades(project.pk, **arguments),
+                orm_pair_grades(project, **arguments),
+            )
+
+
 def test_an_event_dated_in_the_future_sends_now_to_the_log(project, query_with_hits, rater):
     # Imports accept any time stamp; the table then holds a state later than now.
     document = query_with_hits.hits.get(rank=1).document

@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from judgements.importers.rows import LineError
-from searchlogs.parsing import CLOCK_SKEW, _plain_event, event_row, search_log_jsonl
+from searchlogs.parsing import CLOCK_SKEW, SURROGATE, _plain_event, event_row, search_log_jsonl
 from tests.searchlogs.conftest import click, dwell, impression, jsonl
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
@@ -110,3 +110,12 @@ def test_a_time_later_than_now_plus_the_skew_is_an_error_naming_the_line():
     assert isinstance(rows[1], LineError)
     assert (rows[1].line, rows[1].field) == (2, "time")
     assert "in the future" in rows[1].message
+
+
+def test_a_lone_surrogate_is_an_error_naming_the_line_not_a_value_postgresql_refuses():
+    lines = jsonl(impression("e1", "s1", "2026-11-20T10:00:00Z", "te\ud800nt"))
+    assert b"\\ud800" in lines
+
+    [row] = search_log_jsonl([lines], now=NOW)
+
+    assert row == LineError(1, None, SURROGATE)

@@ -202,3 +202,149 @@ def test_an_event_a_little_ahead_of_the_servers_clock_is_stored(queries):
     result = ingest(project, impression("e1", "s1", in_a_minute, "tent"))
 
     assert result.created == 1
+
+
+def test_a_bad_line_at_the_end_of_a_large_batch_refuses_it_all_by_its_number(queries):
+    project = queries["tent"].project
+    pages = (impression(f"e{n}", f"s{n // 3}", "2026-11-20T10:00:00Z", "tent")
+             for n in range(99_999))  # fmt: skip
+    last = impression("e-last", "s1", "2026-11-20 10:00", "tent")  # no zone
+
+    errors = rejected(project, jsonl(*pages, last))
+
+    assert errors == [(100_000, "time")]
+    assert SearchEvent.objects.count() == 0
+
+
+def test_an_event_id_used_twice_in_a_batch_is_an_error_naming_both_lines(queries):
+    project = queries["tent"].project
+    lines = jsonl(
+        impression("e1", "s1", "2026-11-20T10:00:00Z", "tent"),
+        click("e2", "s1", "2026-11-20T10:00:05Z", "SKU-1"),
+        impression("e1", "s2", "2026-11-20T11:00:00Z", "tent"),
+    )
+    with pytest.raises(ImportRejected) as caught:
+        search_log_ingest(project=project, upload=[lines])
+
+    assert [str(error) for error in caught.value.errors] == [
+        "line 3, column id: This event id repeats line 1."
+    ]
+    assert SearchEvent.objects.count() == 0
+
+
+def test_texts_in_any_script_are_stored_as_sent_and_matched_by_normalised_text(queries):
+    project = queries["tent"].project
+    text, session, document = "\uff34\uff25\uff2e\uff34", "s\u00e9ance-\U0001f3d5", "SKU-\u00e9"
+
+    ingest(
+        project,
+        impression("e1", session, "2026-11-20T10:00:00Z", text, results=[document, "\u4e00"]),
+        click("e2", session, "2026-11-20T10:00:01Z", document),
+    )
+
+    page, chosen = SearchEvent.objects.order_by("event_id")
+    assert (page.query_text, page.query_id, page.session_id) == (text, queries["tent"].pk,
+                                                                  session)  # fmt: skip
+    assert page.documents == [document, "\u4e00"] and chosen.document == document
+
+
+def test_a_missing_field_is_an_error_naming_it(queries):
+    project = queries["tent"].project
+    page = impression("e1", "s1", "2026-11-20T10:00:00Z", "tent")
+    lines = [
+        page,
+        {key: value for key, value in page.items() if key != "query"} | {"id": "e2"},
+        {key: value for key, value in click("e3", "s1", "2026-11-20T10:00:01Z", "A").items()
+         if key != "rank"},
+        {"type": "dwell", "id": "e4", "session": "s1", "time": "2026-11-20T10:00:09Z",
+         "click": "e3"},
+        {key: value for key, value in page.items() if key != "session"} | {"id": "e5"},
+    ]  # fmt: skip
+
+    assert rejected(project, jsonl(*lines)) == [(2, "query"), (3, "rank"), (4, "seconds"),
+                                                (5, "session")]  # fmt: skip
+    assert SearchEvent.objects.count() == 0
+
+
+def test_a_lone_surrogate_is_an_error_naming_its_line_not_a_500(queries):
+    project = queries["tent"].project
+    lines = jsonl(
+        impression("e1", "s1", "2026-11-20T10:00:00Z", "tent"),
+        impression("e2", "s1", "2026-11-20T10:00:01Z", "te\ud800nt"),
+    )
+
+    assert rejected(project, lines) == [(2, None)]
+
+
+def test_a_batch_partly_stored_adds_its_new_events_and_raises_the_version_once(queries):
+    from searchlogs.selectors import log_version
+
+    project = queries["tent"].project
+    ingest(project, *WORKED_LOG[:4])
+
+    result = ingest(project, *WORKED_LOG)
+
+    assert (result.created, result.already_stored) == (5, 4)
+    assert SearchEvent.objects.count() == 9 and log_version(project) == 2
+
+
+def test_an_event_of_the_year_1_keeps_its_microseconds(queries):
+    project = queries["tent"].project
+    times = ["0001-01-01T00:00:00.000001+00:00", "2026-11-20T10:00:00.123457-03:30"]
+
+    ingest(project, *(impression(f"e{n}", "s", time, "q") for n, time in enumerate(times)))
+
+    stored = SearchEvent.objects.order_by("event_id").values_list("at", flat=True)
+    assert list(stored) == [datetime.fromisoformat(time) for time in times]
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_two_batches_of_a_project_sent_at_once_store_each_event_once():
+    import threading
+
+    from django.db import connection
+
+    from tests.factories import ProjectFactory
+
+    project = ProjectFactory(slug="busy")
+    stored = impression("e-old", "s-old", "2026-11-20T09:00:00Z", "q")
+    search_log_ingest(project=project, upload=[jsonl(stored)])
+    pages = [impression(f"e{n}", f"s{n}", "2026-11-20T10:00:00Z", "q") for n in range(5000)]
+    # The first batch holds an event already stored: it is written through the
+    # staging table, which must not miss the other batch's events.
+    barrier, results, errors = threading.Barrier(2), [], []
+
+    def send(events):
+        try:
+            barrier.wait(timeout=30)
+            results.append(search_log_ingest(project=project, upload=[jsonl(*events)]))
+        except Exception as error:  # Collected so the main thread can report it.
+            errors.append(repr(error))
+        finally:
+            connection.close()
+
+    batches = ([stored, *pages], pages)
+    threads = [threading.Thread(target=send, args=(events,)) for events in batches]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+
+    assert errors == []
+    assert sorted(result.created for result in results) == [0, 5000]
+    assert SearchEvent.objects.filter(project=project).count() == 5001
+
+
+def test_an_upload_that_breaks_off_while_being_stored_leaves_nothing(queries):
+    project = queries["tent"].project
+    pages = (impression(f"e{n}", "s1", "2026-11-20T10:00:00Z", "tent") for n in range(12_000))
+
+    def upload():
+        yield jsonl(*pages)  # Blocks of it are COPY'd before the next chunk is asked for.
+        raise OSError("Connection reset by peer")
+
+    with pytest.raises(OSError):
+        search_log_ingest(project=project, upload=upload())
+
+    assert SearchEvent.objects.count() == 0
+    assert ingest(project, *WORKED_LOG).created == len(WORKED_LOG)

@@ -18,6 +18,13 @@ class Command(BaseCommand):
         parser.add_argument("--days", type=int, default=30, help="judgements spread over")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--slug", default="generated-load", help="replaced if it exists")
+        parser.add_argument(
+            "--keep-indexes",
+            action="store_true",
+            help="add rows to the tables' indexes as they come instead of dropping and"
+            " rebuilding them (slower for large loads, but other sessions can keep using"
+            " the tables meanwhile)",
+        )
 
     def handle(self, *args, **options):
         plan = LoadPlan(
@@ -40,6 +47,11 @@ class Command(BaseCommand):
             elapsed = time.perf_counter() - started
             self.stdout.write(f"[{elapsed:6.1f} s] {message}")
 
-        project = generated_project_create(plan=plan, slug=options["slug"], progress=progress)
+        project = generated_project_create(
+            plan=plan,
+            slug=options["slug"],
+            progress=progress,
+            keep_indexes=options["keep_indexes"],
+        )
         elapsed = time.perf_counter() - started
         self.stdout.write(self.style.SUCCESS(f"Built {project.slug} in {elapsed:.1f} s."))

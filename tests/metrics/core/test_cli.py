@@ -1,7 +1,9 @@
 import math
+import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from .trec_files import REPOSITORY, TREC_EVAL_TEST, run_command
@@ -187,3 +189,48 @@ def test_module_runs_as_a_command():
     )
 
     assert completed.stdout == "map                   \tall\t0.1785\n"
+
+
+def test_the_command_prints_in_its_own_process_what_it_prints_in_process(tmp_path):
+    # The command's process settings (metrics.core.process) may change its
+    # speed, never a digit: 300 queries make the BLAS products run threaded
+    # on a machine with several cores, and 17 digits show the last bit.
+    rng = np.random.default_rng(7)
+    qrels = [f"q{q} 0 d{d} {rng.integers(0, 4)}\n" for q in range(300) for d in range(0, 60, 2)]
+    run = [
+        f"q{q} Q0 d{d} {rank} {50 - rank + rng.random():.6f} t\n"
+        for q in range(300)
+        for rank, d in enumerate(rng.permutation(60)[:40], start=1)
+    ]
+    (tmp_path / "qrels").write_text("".join(qrels))
+    (tmp_path / "run").write_text("".join(run))
+    args = [tmp_path / "qrels", tmp_path / "run", "-m", "ndcg", "-m", "ndcg_cut.10", "-q"]
+    args += ["-m", "map", "--precision", "17"]
+
+    completed = subprocess.run(
+        [sys.executable, "-m", "metrics.core", *map(str, args)],
+        cwd=REPOSITORY,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+    assert completed.stdout == run_command(*args)[1]
+
+
+def test_importing_the_package_leaves_the_process_settings_alone():
+    probe = (
+        "import gc, os, metrics.core; "
+        "print(gc.isenabled(), 'OPENBLAS_THREAD_TIMEOUT' in os.environ)"
+    )
+
+    completed = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=REPOSITORY,
+        env={k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+    assert completed.stdout == "True False\n"

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from metrics.core import ranking
+from metrics.core import trec_pairs
 from metrics.core.ranking import rank_queries
 from metrics.core.trec import TrecFormatError, parse_qrels, parse_run
 
@@ -60,8 +60,8 @@ def test_all_qrels_queries_adds_empty_lists_for_queries_missing_from_the_run():
 
 def test_long_docnos_whose_hashes_collide_still_match_exactly(monkeypatch):
     # A zero multiplier gives every docno the same hash: the byte check must
-    # notice and the exact (sorting) dictionary take over.
-    monkeypatch.setattr(ranking, "_MIX2", np.uint64(0))
+    # notice and tell the documents apart by their bytes.
+    monkeypatch.setattr(trec_pairs, "_MIX2", np.uint64(0))
     qrels = b"q1 0 document-number-b 2\nq2 0 document-number-a 1\n"
 
     result = ranked(
@@ -97,3 +97,10 @@ def test_ties_compare_docnos_as_unsigned_bytes_like_strcmp():
 
     # "é" starts with byte 0xC3, above "z" (0x7A), so it ranks first on a tie.
     assert result.ranked_grades.tolist() == [2.0, 1.0]
+
+
+def test_tied_hits_of_a_ranked_run_in_any_docno_order_are_put_in_docno_order():
+    # Scores never rise inside the query, but the tie lists a before b.
+    result = ranked(b"q1 Q0 a 1 2 t\nq1 Q0 b 2 2 t\nq1 Q0 c 3 1 t\nq2 Q0 a 1 5 t\n")
+
+    assert result.ranked_grades.tolist() == [2.0, 3.0, -1.0, 1.0]

@@ -1,3 +1,5 @@
+import os
+
 import pytest
 
 from metrics.core import trec, trec_tokens
@@ -58,7 +60,16 @@ def test_the_error_names_file_line_and_problem():
     assert (raised.value.path, raised.value.line) == ("runs/bm25.txt", 2)
 
 
-def test_files_read_in_small_chunks_give_the_same_columns_and_line_numbers(monkeypatch, tmp_path):
+@pytest.fixture(params=[1, 2], ids=["one-thread", "two-threads"])
+def threads(request, monkeypatch):
+    """Read chunks on one thread or two, whatever the machine's load."""
+    monkeypatch.setattr(trec, "_idle_processors", lambda: request.param)
+    return request.param
+
+
+def test_files_read_in_small_chunks_give_the_same_columns_and_line_numbers(
+    monkeypatch, tmp_path, threads
+):
     lines = [f"q{i % 3} Q0 DOC-{i} {i} {100 - i}.5 tag\n" for i in range(40)]
     lines[7] = "\n"
     lines[12] = "# a comment\n"
@@ -77,9 +88,30 @@ def test_files_read_in_small_chunks_give_the_same_columns_and_line_numbers(monke
     assert chunked.lines.tolist() == whole.lines.tolist()
 
 
-def test_line_numbers_in_errors_count_the_lines_of_earlier_chunks(monkeypatch):
+def test_line_numbers_in_errors_count_the_lines_of_earlier_chunks(monkeypatch, threads):
     text = b"q Q0 A 1 1 t\n" * 30 + b"q Q0 B 1 x t\n"
     monkeypatch.setattr(trec_tokens, "CHUNK_BYTES", 20)
 
     with pytest.raises(TrecFormatError, match="line 31: score 'x' is not a number"):
         parse_run(text)
+
+
+@pytest.mark.parametrize("chunk_bytes", [1 << 20, 64], ids=["one-chunk", "small-chunks"])
+def test_files_of_the_shortest_possible_lines_are_read_whole(monkeypatch, chunk_bytes):
+    # Rows are copied into arrays sized from the file's length and its
+    # shortest possible line: one byte per column, single blanks.
+    monkeypatch.setattr(trec_tokens, "CHUNK_BYTES", chunk_bytes)
+
+    qrels = parse_qrels(b"1 0 a 1\n" * 500 + b"2 0 b 3")
+    run = parse_run(b"1 Q b 1 2 t\n" * 300 + b"1 Q c 1 3 t")
+
+    assert qrels.docnos.tolist() == [b"a"] * 500 + [b"b"]
+    assert qrels.values.tolist() == [1.0] * 500 + [3.0]
+    assert run.lines.tolist() == list(range(1, 302))
+    assert run.values[-2:].tolist() == [2.0, 3.0]
+
+
+def test_chunks_are_read_on_one_thread_per_idle_processor():
+    processors = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+
+    assert 1 <= trec._idle_processors() <= max(processors, 1)

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from metrics.core import trec, trec_tokens
+from metrics.core import trec, trec_pairs, trec_tokens
 from metrics.core.ranking import rank_queries
 from metrics.core.trec import parse_qrels, parse_run
 
@@ -157,6 +157,70 @@ def test_the_ranking_is_the_plain_ranking(chunk_bytes, data):
         assert (got, sorted(judged.tolist())) == expected[qid]
 
 
+def coarse_hash(words, out):
+    """Three hashes in all: most different (query, docno) pairs share one."""
+    np.remainder(words[:, 0], np.uint64(3), out=out)
+    out <<= np.uint64(62)
+    return out
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=SLOW_MACHINE)
+@given(data=files())
+def test_the_ranking_is_the_plain_ranking_when_hashes_collide(data):
+    qrels, run = data
+    expected = reference_ranking(qrels, run)
+
+    with mock.patch.object(trec_pairs, "_hash", coarse_hash):
+        ranked = rank_queries(parse_qrels(qrels), parse_run(run))
+
+    assert ranked.qids == list(expected)
+    for i, qid in enumerate(ranked.qids):
+        start, end = ranked.offsets[i], ranked.offsets[i + 1]
+        got = [None if math.isnan(g) else g for g in ranked.ranked_grades[start:end].tolist()]
+        assert got == expected[qid][0]
+
+
+def first_repeat(data: bytes, n_columns: int, value_column: int, qids=None):
+    """(line, earlier line, docno, qid) of the first (qid, docno) seen twice, or None."""
+    seen = {}
+    for line, qid, docno, _ in reference_rows(data, n_columns, value_column):
+        if qids is not None and qid not in qids:
+            continue
+        if (qid, docno) in seen:
+            return line, seen[qid, docno], docno.decode(), qid.decode()
+        seen[qid, docno] = line
+    return None
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=SLOW_MACHINE)
+@given(data=files(), repeats=st.lists(st.tuples(st.booleans(), st.integers(0, 99)), max_size=3))
+@pytest.mark.parametrize("hashed", [trec_pairs._hash, coarse_hash], ids=["hash", "colliding"])
+def test_a_document_listed_twice_is_named_at_its_first_repeat(hashed, data, repeats):
+    qrels, run = data
+    # Lines copied to the end of either file: each repeats a (query, docno).
+    for in_run, pick in repeats:
+        lines = [line for line in (run if in_run else qrels).splitlines() if line.strip()]
+        copied = lines[pick % len(lines)] + b"\n" if lines else b"#"
+        if not copied.strip().startswith(b"#"):
+            run, qrels = (run + b"\n" + copied, qrels) if in_run else (run, qrels + b"\n" + copied)
+    judged = {qid for _, qid, _, _ in reference_rows(qrels, 4, 3)}
+    # trec_eval checks the run's queries that have judgements, then the qrels.
+    repeat = first_repeat(run, 6, 4, judged) or first_repeat(qrels, 4, 3)
+
+    with mock.patch.object(trec_pairs, "_hash", hashed):
+        if repeat is None:
+            rank_queries(parse_qrels(qrels), parse_run(run))
+            return
+        with pytest.raises(trec.TrecFormatError) as raised:
+            rank_queries(parse_qrels(qrels), parse_run(run))
+
+    line, earlier, docno, qid = repeat
+    assert raised.value.line == line
+    assert raised.value.problem == (
+        f"document {docno} is listed twice for query {qid} (first on line {earlier})"
+    )
+
+
 @settings(max_examples=300, deadline=None)
 @given(text=st.one_of(SCORES, st.text(alphabet="0123456789.-+eE", min_size=1, max_size=20)))
 # Sixteen digits whose integer is past 2**53: rounding it first would round twice.
@@ -176,3 +240,52 @@ def test_a_number_parses_to_the_double_python_reads(text):
     value = parse_run(line).values[0]
     assert value == expected
     assert bool(np.signbit(value)) == (math.copysign(1.0, expected) < 0)
+
+
+NOT_NUMBERS = st.sampled_from(["-", ".", "-.", "+", "1.2.3", "5-", "1-2", "--1", "0x1", "e5"])
+FIXED_DECIMALS = st.integers(0, 9).flatmap(
+    lambda places: st.lists(
+        st.one_of(
+            st.decimals(min_value=-(10**9), max_value=10**9, places=places).map(str),
+            st.floats(min_value=-1e9, max_value=1e9, allow_nan=False).map(
+                lambda x, places=places: f"{x:.{places}f}"
+            ),
+            SCORES,
+            NOT_NUMBERS,
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
+
+
+def as_float(text):
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+@settings(max_examples=400, deadline=None)
+@given(scores=FIXED_DECIMALS)
+@example(scores=["-"])
+@example(scores=["12.5", "."])
+def test_a_column_of_numbers_parses_to_the_doubles_python_reads(scores):
+    # Files mostly write every score with the same number of decimals, which
+    # is read apart from the others; some scores here have other forms.
+    lines = [f"q Q0 d{i} {i} {score} t\n" for i, score in enumerate(scores)]
+    expected = [as_float(score) for score in scores]
+
+    if None in expected:
+        with pytest.raises(trec.TrecFormatError) as raised:
+            parse_run("".join(lines).encode())
+        bad = expected.index(None)
+        assert (raised.value.line, raised.value.problem) == (
+            bad + 1,
+            f"score {scores[bad]!r} is not a number",
+        )
+        return
+    values = parse_run("".join(lines).encode()).values
+
+    assert values.tolist() == expected
+    assert np.signbit(values).tolist() == [math.copysign(1, v) < 0 for v in expected]

@@ -1,0 +1,215 @@
+"""Which run row is which qrels row: (query, docno) pairs of a qrels file and a run.
+
+Each judged run row is matched to its qrels row, and a document listed twice
+for one query, in either file, is found and named as trec_eval names it.
+
+How it stays fast: every (query, docno) pair of both files is hashed to 64
+bits and the hashes sorted once, with each row's number in their low bits
+(one plain sort of integers, far cheaper than sorting strings or an
+argsort), so that a judged run row lands next to its qrels row and a row
+listed twice next to its twin. Neighbours with equal hashes are then
+compared byte for byte, so a hash shared by two different pairs costs time,
+never a wrong match.
+"""
+
+from collections.abc import Callable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from metrics.core.segments import Int64Array
+from metrics.core.trec import TrecColumns, TrecFormatError
+
+_MIX2 = np.uint64(0xBF58476D1CE4E5B9)  # An odd constant of the splitmix64 mixer.
+
+
+def judged_pairs(
+    qrels: TrecColumns,
+    qrels_codes: Int64Array,
+    run: TrecColumns,
+    run_rows: Int64Array | None,
+    run_codes: Int64Array,
+    run_docnos: NDArray[np.bytes_],
+) -> tuple[Int64Array, Int64Array]:
+    """Each judged run row's qrels row, as (qrels rows, kept run rows), after the duplicate checks.
+
+    ``run_rows`` are the kept rows of the run (None: all of them), and
+    ``run_codes`` and ``run_docnos`` their query codes and docnos; the
+    returned run rows count kept rows.
+
+    Rows are numbered qrels first, then kept run rows; sorted by (query,
+    hash of the docno, row), a judged run row comes right after its qrels
+    row (see :func:`_sorted_rows`).
+    """
+    n_qrels = len(qrels_codes)
+    width = 8 * max(1, -(-max(qrels.docnos.itemsize, run_docnos.itemsize) // 8))
+    qrels_words, run_words = as_words(qrels.docnos, width), as_words(run_docnos, width)
+    rows, keys = _sorted_rows([qrels_codes, run_codes], [qrels_words, run_words])
+    at = np.flatnonzero(keys[1:] == keys[:-1])
+    first, second = rows[at], rows[at + 1] - n_qrels
+    # Usually every pair of equal keys is a qrels row and a run row of the same document.
+    if np.all(first < n_qrels) and np.all(second >= 0):
+        same = np.ones(len(at), dtype=bool)
+        for w in range(width // 8):
+            same &= qrels_words[first, w] == run_words[second, w]
+        if np.all(same):
+            return first, second
+    # Otherwise a file lists a document twice, or different documents share
+    # a hash: the general way, on both files' rows together.
+    codes = np.concatenate((qrels_codes, run_codes))
+    words = np.concatenate((qrels_words, run_words))
+    first, second, classes = _equal_pairs(codes, words, rows, keys, at)
+    if np.any(first >= n_qrels) or np.any(second < n_qrels):
+        run_rows = np.arange(len(run_codes)) if run_rows is None else run_rows
+        labels = classes()
+        _check_unique(run, labels[n_qrels:], run_rows)
+        _check_unique(qrels, labels[:n_qrels], np.arange(n_qrels))
+    return first, second - n_qrels
+
+
+def _sorted_rows(
+    codes: list[Int64Array], words: list[NDArray[np.uint64]]
+) -> tuple[Int64Array, NDArray[np.uint64]]:
+    """Rows of the tables (codes, words) sorted by (code, hash of words, row), and their keys.
+
+    Rows are numbered through the tables in turn. One sort of 64-bit keys
+    does it: each key is the row's code in its high bits, then the hash,
+    then the row number in its low bits. The returned keys hold the code and
+    the hash: equal keys, same code and (unless hashes collide) same words.
+    """
+    n_rows = sum(len(c) for c in codes)
+    if n_rows == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.uint64)
+    row_bits = max(1, (n_rows - 1).bit_length())
+    code_bits = max(1, max(int(c.max(initial=0)) for c in codes).bit_length())
+    keys = np.empty(n_rows, dtype=np.uint64)
+    start = 0
+    for table_codes, table_words in zip(codes, words, strict=True):
+        part = keys[start : start + len(table_codes)]
+        _hash(table_words, part)
+        # The high bits of a product depend on every bit of the multiplicand,
+        # so the hash is taken from there.
+        part >>= np.uint64(min(63, code_bits + row_bits))
+        part <<= np.uint64(row_bits)
+        part |= table_codes.view(np.uint64) << np.uint64(64 - code_bits)
+        start += len(table_codes)
+    keys |= np.arange(n_rows, dtype=np.uint64)
+    keys.sort()
+    rows = (keys & np.uint64((1 << row_bits) - 1)).view(np.int64)
+    keys >>= np.uint64(row_bits)
+    return rows, keys
+
+
+def _hash(words: NDArray[np.uint64], out: NDArray[np.uint64]) -> NDArray[np.uint64]:
+    """Write into ``out`` a 64-bit hash of each row of words, good in its high bits."""
+    np.multiply(words[:, 0], _MIX2, out=out)
+    for w in range(1, words.shape[1]):
+        out ^= out >> np.uint64(31)
+        out ^= words[:, w]
+        out *= _MIX2
+    return out
+
+
+# Pairs of equal rows (earlier rows, later rows) and a function giving every row's class.
+_EqualPairs = tuple[Int64Array, Int64Array, Callable[[], Int64Array]]
+
+
+def _equal_pairs(
+    codes: Int64Array,
+    words: NDArray[np.uint64],
+    rows: Int64Array,
+    keys: NDArray[np.uint64],
+    at: Int64Array,
+) -> _EqualPairs:
+    """Every pair of rows with equal (code, words), as (earlier rows, later rows).
+
+    ``rows`` and ``keys`` come from :func:`_sorted_rows` and ``at`` holds the
+    positions whose key equals the next one's. Rows equal to each other are
+    listed as the chain of each one with the next. Also returns a function
+    giving every row's class: equal rows, equal classes.
+    """
+    first, second = rows[at], rows[at + 1]
+    same = np.ones(len(at), dtype=bool)
+    for w in range(words.shape[1]):
+        same &= words[first, w] == words[second, w]
+    if np.all(same):
+        return first, second, lambda: _classes(rows, keys)
+    return _exact_pairs(codes, words, rows, keys, at[~same])
+
+
+def _classes(rows: Int64Array, labels: NDArray) -> Int64Array:
+    """Each row's class, given the rows in sorted order and their labels, equal ones together."""
+    new = np.concatenate(([True], labels[1:] != labels[:-1]))
+    classes = np.empty(len(rows), dtype=np.int64)
+    classes[rows] = np.cumsum(new) - 1
+    return classes
+
+
+def _exact_pairs(
+    codes: Int64Array,
+    words: NDArray[np.uint64],
+    rows: Int64Array,
+    hashes: NDArray[np.uint64],
+    mismatched: Int64Array,
+) -> _EqualPairs:
+    """:func:`_equal_pairs` when different rows share a hash.
+
+    ``rows`` and ``hashes`` are sorted by hash, and ``mismatched`` holds the
+    positions whose row differs from the next one's despite an equal hash.
+    Only the rows of such hashes are told apart, by their bytes, with a
+    dictionary: there are few of them.
+    """
+    group = np.cumsum(np.concatenate(([True], hashes[1:] != hashes[:-1]))) - 1
+    mixed = np.zeros(int(group[-1]) + 1, dtype=bool)
+    mixed[group[mismatched]] = True
+    at = np.flatnonzero(mixed[group])
+    mixed_rows = rows[at]
+    size = words.shape[1] * 8
+    names = words[mixed_rows].tobytes()
+    labels: dict[tuple[int, bytes], int] = {}
+    # Labels of mixed rows come after every group number, so that they
+    # differ from the labels (group numbers) of the other rows.
+    first_label = len(mixed)
+    found = [
+        labels.setdefault((code, names[i * size : (i + 1) * size]), first_label + len(labels))
+        for i, code in enumerate(codes[mixed_rows].tolist())
+    ]
+    label = group.copy()
+    # Within its own stretch of positions, each mixed group is ordered by
+    # label, then row.
+    order = np.lexsort((mixed_rows, np.array(found, dtype=np.int64), group[at]))
+    rows = rows.copy()
+    rows[at] = mixed_rows[order]
+    label[at] = np.array(found, dtype=np.int64)[order]
+    pairs = np.flatnonzero(label[1:] == label[:-1])
+    return rows[pairs], rows[pairs + 1], lambda: _classes(rows, label)
+
+
+def _check_unique(table: TrecColumns, keys: Int64Array, rows: Int64Array) -> Int64Array:
+    """Raise on a (qid, docno) key listed twice, naming the earliest such pair of lines.
+
+    Returns the order that sorts the keys (rows ascending among equal keys).
+    """
+    order = np.lexsort((rows, keys))
+    ordered = keys[order]
+    repeated = np.flatnonzero(ordered[1:] == ordered[:-1])
+    if len(repeated):
+        firsts, seconds = rows[order[repeated]], rows[order[repeated + 1]]
+        i = int(np.argmin(seconds))
+        first_line, second_line = int(table.lines[firsts[i]]), int(table.lines[seconds[i]])
+        docno = table.docnos[firsts[i]].decode(errors="replace")
+        qid = table.qids[firsts[i]].decode(errors="replace")
+        problem = f"document {docno} is listed twice for query {qid} (first on line {first_line})"
+        raise TrecFormatError(table.path, second_line, problem)
+    return order
+
+
+def as_words(docnos: NDArray, width: int) -> NDArray[np.uint64]:
+    """The byte strings as (rows, width / 8) little-endian words, zero padded."""
+    if docnos.itemsize == width:
+        return np.ascontiguousarray(docnos).view("<u8").reshape(len(docnos), width // 8)
+    # Copying raw bytes into a zeroed matrix is much cheaper than a string cast.
+    padded = np.zeros((len(docnos), width), dtype=np.uint8)
+    raw = np.ascontiguousarray(docnos).view(np.uint8).reshape(len(docnos), docnos.itemsize)
+    padded[:, : docnos.itemsize] = raw
+    return padded.view("<u8")
