@@ -13,6 +13,7 @@ from judgements.importers.catalogue import _Unknown, query_by_qid, query_by_text
 from judgements.importers.reading import (
     CsvBlock,
     Duplicates,
+    LineBlock,
     LineDict,
     Lines,
     csv_records,
@@ -211,28 +212,59 @@ def _or_create(query, text, vocabulary: Vocabulary):
     return query
 
 
-def qrels(chunks: Iterable[bytes], vocabulary: Vocabulary):
+def qrels(chunks: Iterable[bytes], vocabulary: Vocabulary, *, blocks: bool = True):
     """TREC qrels: ``qid iteration docid relevance``; the iteration column is ignored, and
-    lines whose first field starts with ``#`` are comments, as in trec_eval."""
+    lines whose first field starts with ``#`` are comments, as in trec_eval.
+
+    With ``blocks``, a block of lines that are all known qids' grades of known
+    documents comes as one JudgementBlock, as in ``quepid_csv``.
+    """
     pairs = _Pairs(vocabulary, ("qid", "docid", "rel"))
     pairs.unknown_queries = _Unknown("qid", "query ids")
-    for item in nonblank_lines(Lines(chunks)):
+    for item in nonblank_lines(Lines(chunks), blocks=blocks):
         if isinstance(item, LineError):
             yield item
-            continue
-        line, parts = item[0], item[1].split()
-        if parts[0].startswith("#"):
-            yield Skip(line, COMMENTS)
-            continue
-        if len(parts) != 4:
-            yield LineError(
-                line, None, f"{len(parts)} columns where qid iter docid rel are expected."
-            )
-            continue
-        qid, _, docid, rel = parts
-        query = query_by_qid(line, qid, vocabulary, "qid", pairs.unknown_queries)
-        yield from pairs.row(line, query if query[1] else query[0], docid, rel)
+        elif isinstance(item, LineBlock):
+            if (read := _qrels_block(item, pairs)) is not None:
+                yield read
+            else:
+                for line, text in item.items():
+                    yield from _qrels_line(line, text, pairs)
+        else:
+            yield from _qrels_line(*item, pairs)
     yield from pairs.errors()
+
+
+def _qrels_line(line: int, text: str, pairs: "_Pairs") -> Iterator:
+    parts = text.split()
+    if parts[0].startswith("#"):
+        yield Skip(line, COMMENTS)
+        return
+    if len(parts) != 4:
+        yield LineError(line, None, f"{len(parts)} columns where qid iter docid rel are expected.")
+        return
+    qid, _, docid, rel = parts
+    query = query_by_qid(line, qid, pairs.vocabulary, "qid", pairs.unknown_queries)
+    yield from pairs.row(line, query if query[1] else query[0], docid, rel)
+
+
+def _qrels_block(block: LineBlock, pairs: "_Pairs") -> JudgementBlock | None:
+    """``_qrels_line``'s rows for every line of ``block`` at once; None when a line is
+    a comment, has other than four columns or is not a known qid's grade."""
+    if (columns := block.columns(4)) is not None:
+        lines = range(block.first, block.first + len(columns[0]))
+    else:
+        items = list(block.items())
+        parts = [text.split() for _, text in items]
+        if list(map(len, parts)).count(4) != len(parts):
+            return None
+        lines, columns = [line for line, _ in items], list(zip(*parts, strict=True))
+    qids, _, docids, ratings = columns
+    known = {qid: pairs.vocabulary.qids.get(qid) for qid in set(qids)}
+    if None in known.values() or any(qid.startswith("#") for qid in known):
+        return None
+    ids = np.fromiter(map(known.__getitem__, qids), np.int64, len(qids))
+    return pairs.block(lines, ids, list(docids), list(ratings))
 
 
 _LTR_HEADER = re.compile(r"#\s*qid:([^:\s]+):\s*(.*)")

@@ -429,17 +429,66 @@ def _unclosed_quote(record, start: int, end: int, lines: Lines) -> bool:
     )
 
 
-def nonblank_lines(lines: Lines) -> Iterator[tuple[int, str] | LineError]:
-    """Yield ``(line, text)`` for every line that is not blank, or LineErrors."""
-    seen = False
-    for text in lines:
-        if problems := lines.drain():
-            seen = True
-            yield from problems
-        elif text.strip():
-            seen = True
-            yield lines.number, text
+def nonblank_lines(lines: Lines, *, blocks=False) -> Iterator:
+    """Yield ``(line, text)`` for every line that is not blank, or LineErrors.
+
+    With ``blocks``, a block of lines without a problem comes as one LineBlock.
+    """
+    seen, one_by_one = False, iter(lines)
+    while True:
+        if blocks and (text := lines.block()) is not None:
+            first = lines.number + 1
+            lines.skip_block(text)
+            if text.strip():
+                seen = True
+                yield LineBlock(first, text)
+            continue
+        for text in one_by_one:
+            if problems := lines.drain():
+                seen = True
+                yield from problems
+            elif text.strip():
+                seen = True
+                yield lines.number, text
+            if blocks and lines.block_done():
+                break
+        else:
+            break
     yield from lines.drain() if seen else empty_file_errors(lines)
+
+
+class LineBlock(NamedTuple):
+    """Lines of an upload read at once: their text, the first of them line ``first``."""
+
+    first: int
+    text: str
+
+    def items(self) -> Iterator[tuple[int, str]]:
+        """``(line, text)`` per line not blank, as ``nonblank_lines`` yields them."""
+        for number, text in enumerate(io.StringIO(self.text), start=self.first):
+            if text.strip():
+                yield number, text
+
+    def columns(self, width: int) -> list[list[str]] | None:
+        """Each line's whitespace-separated fields as ``width`` columns, where every
+        line is ASCII with ``width`` fields one space or tab apart (str.split's reading
+        of it); else None."""
+        text = self.text
+        if not text.isascii() or any(space in text for space in "\x0b\x0c\x1c\x1d\x1e\x1f"):
+            return None
+        if "\r" in text:
+            if text.count("\r") != text.count("\r\n"):
+                return None
+            text = text.replace("\r\n", "\n")
+        text = text.removesuffix("\n").replace("\t", " ")
+        if "  " in text or " \n" in text or "\n " in text or text[:1] == " " or text[-1:] == " ":
+            return None
+        rows = text.split("\n")
+        if list(map(str.count, rows, repeat(" "))).count(width - 1) != len(rows):
+            return None
+        del rows  # A block's fields are many small strings: one copy of them at a time.
+        fields = text.replace("\n", " ").split(" ")
+        return [fields[column::width] for column in range(width)]
 
 
 ZIP_MAGIC = b"PK\x03\x04"
