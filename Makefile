@@ -37,8 +37,8 @@ e2e: $(STAMP)
 
 # Benchmarks report ratios against peers measured in the same run; the Django ones
 # use the development database and build a generate_load project if missing (10k queries,
-# 1M judgements: 52-80 s measured on a shared 2-core machine at load 1-3, 78-107 s when the
-# tables already hold as many rows; bench_generate_load).
+# 1M judgements: 45 s into a fresh database at load 1, 62 s when the tables already hold
+# twice as many rows; bench_generate_load).
 bench: $(VENV)/.installed-bench
 	$(PY) tests/bench/bench_metrics_core.py
 	$(PY) tests/bench/bench_queue.py
