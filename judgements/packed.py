@@ -41,19 +41,15 @@ from django.db import IntegrityError, OperationalError, connection, transaction
 
 from metrics.core.consensus import consensus_all, policy_names
 from metrics.core.segments import offsets_from_lengths, sorted_lookup
+from metrics.sources import NOTHING_AFTER_SQL
 
 # Whether the packed rows of %(project)s (of its queries %(queries)s, or all when NULL)
 # hold the state as of %(as_of)s under %(policy)s: no human event of the project is
-# dated later (machine judges' events change no packed row; asked in created_at order
-# as metrics.sources.NOTHING_AFTER_SQL does), none of those queries waits
-# for a fill, and the policy has been filled. One SQL expression, for the reads that
-# guard themselves in the same statement (one snapshot).
-PACKED_CURRENT_SQL = """(
-    (SELECT later.created_at FROM judgements_judgement later
-     JOIN judgements_query query ON query.id = later.query_id
-     WHERE query.project_id = %(project)s AND later.created_at > %(as_of)s
-       AND later.source <> 'machine'
-     ORDER BY later.created_at LIMIT 1) IS NULL
+# dated later (metrics.sources' rule: machine judges' events change no packed row),
+# none of those queries waits for a fill, and the policy has been filled. One SQL
+# expression, for the reads that guard themselves in the same statement (one snapshot).
+PACKED_CURRENT_SQL = f"""(
+    {NOTHING_AFTER_SQL.format(moment="%(as_of)s")}
     AND NOT EXISTS (
         SELECT FROM judgements_querygrades waiting
         JOIN judgements_query query ON query.id = waiting.query_id
@@ -121,7 +117,10 @@ GROUP BY 1, 2, 3
 # this fill then fails instead of writing the block without this fill's rows.
 BLOCKS_MARK_SQL = """
 UPDATE judgements_rankedblock SET stale = true
-WHERE block = ANY(%(blocks)s::int4[]);
+WHERE block = ANY(%(blocks)s::int4[])
+  -- Through the lists' unique index, not a scan of every project's blocks.
+  AND result_list_id IN (SELECT ranked.result_list_id FROM judgements_rankedgrades ranked
+                         WHERE ranked.query_id = ANY(%(queries)s));
 INSERT INTO judgements_rankedblock
     (result_list_id, policy, block, stale, header, rank_ends, ranked, ideal, ideal_documents)
 SELECT DISTINCT ranked.result_list_id, ranked.policy, (ranked.query_id / %(width)s)::int4,
