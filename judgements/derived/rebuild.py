@@ -42,14 +42,21 @@ ANALYZE rebuild_answers;
 """
 
 
-def made_equal(table: str, counted: str, columns: tuple[str, ...]) -> str:
+def made_equal(table: str, counted: str, columns: tuple[str, ...], scope: str = "") -> str:
     """Statements that make the project's rows of ``table``, keyed by (query, document),
     equal to those of the temporary table ``counted``: rows it lacks deleted, stale ones
-    updated, missing ones added in key order."""
+    updated, missing ones added in key order. With ``scope`` (a table of query_id and
+    document_id), only the rows of its pairs are deleted."""
     values = ", ".join(f"counted.{column}" for column in columns)
+    in_scope = (
+        f"\n  AND (derived.query_id, derived.document_id) IN"
+        f" (SELECT query_id, document_id FROM {scope})"
+        if scope
+        else ""
+    )
     return f"""
 DELETE FROM {table} derived
-WHERE derived.project_id = %(project)s
+WHERE derived.project_id = %(project)s{in_scope}
   AND NOT EXISTS (
       SELECT FROM {counted} counted
       WHERE counted.query_id = derived.query_id AND counted.document_id = derived.document_id);
@@ -71,7 +78,7 @@ ORDER BY counted.query_id, counted.document_id;
 
 # judgements_pair_grades_counted() over every pair with an event, then the project's
 # rows made equal to it.
-PAIR_GRADES_SQL = """
+PAIR_GRADES_COUNTED_SQL = """
 CREATE TEMPORARY TABLE rebuild_pair_grades ON COMMIT DROP AS
 SELECT query_id, document_id, cardinality(grades) AS graded, grades[1] AS lowest,
        grades[cardinality(grades)] AS highest, grades, raters
@@ -84,10 +91,10 @@ FROM (
     FROM rebuild_answers
     GROUP BY query_id, document_id
 ) AS aggregated;
-""" + made_equal(
-    "judgements_pairgrade",
-    "rebuild_pair_grades",
-    ("graded", "lowest", "highest", "grades", "raters"),
+"""
+PAIR_GRADE_COLUMNS = ("graded", "lowest", "highest", "grades", "raters")
+PAIR_GRADES_SQL = PAIR_GRADES_COUNTED_SQL + made_equal(
+    "judgements_pairgrade", "rebuild_pair_grades", PAIR_GRADE_COLUMNS
 )
 
 # The triggers' own function, over every query and result list of the project: it is
@@ -171,14 +178,24 @@ CLEAN_UP_SQL = "DROP TABLE rebuild_answers, rebuild_pair_grades, rebuild_pool;"
 def deferred():
     """Skip the derived tables' triggers on judgements, hits and pair grades until the
     block ends (or the transaction does); follow with ``rebuild()`` in the same
-    transaction. An exception leaves the setting to the rollback."""
+    transaction. A block inside another leaves them skipped when it ends. An exception
+    leaves the setting to the rollback."""
     if not connection.in_atomic_block:
         raise RuntimeError("deferred() must run inside a transaction, with the rebuild")
     with connection.cursor() as cursor:
+        cursor.execute(f"SELECT current_setting('{SETTING}', true)")
+        (before,) = cursor.fetchone()
         cursor.execute(f"SET LOCAL {SETTING} = 'on'")
     yield
     with connection.cursor() as cursor:
-        cursor.execute(f"SET LOCAL {SETTING} = 'off'")
+        cursor.execute("SELECT set_config(%s, %s, true)", [SETTING, before or "off"])
+
+
+def is_deferred() -> bool:
+    """Whether the derived tables' triggers are skipped now (inside ``deferred()``)."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT current_setting('{SETTING}', true)")
+        return cursor.fetchone()[0] == "on"
 
 
 # In the triggers' order: the log's current answers, the pair grades that read them, the

@@ -12,6 +12,7 @@ from django.db.models.functions import Lower
 from django.utils import timezone
 
 from judgements import importers
+from judgements.derived import pairs
 from judgements.importers import ImportRejected, JudgementBlock, LineError, Vocabulary
 from judgements.imports.common import (
     ImportResult,
@@ -134,14 +135,16 @@ class _JudgementWriter:
         self.account_names: list[str] = []
         self.pairs = spec.raters == "import"
         self.staging = Staging(Judgement, PAIR_COLUMNS if self.pairs else JUDGEMENT_COLUMNS)
+        self.staged = 0
 
     def write(self, items) -> None:
         rows = [item for item in items if not isinstance(item, JudgementBlock)]
+        blocks = [item for item in items if isinstance(item, JudgementBlock)]
+        self.staged += len(rows) + sum(len(block) for block in blocks)
         if rows:
             self._write_rows(rows)
-        for block in items:
-            if isinstance(block, JudgementBlock):
-                self._write_block(block)
+        for block in blocks:
+            self._write_block(block)
 
     def _write_rows(self, rows) -> None:
         self.created["documents"] += add_documents_by_key(self.project, self.vocabulary, rows)
@@ -215,7 +218,15 @@ class _JudgementWriter:
             "source": Judgement.Source.IMPORT.value,
             "import_id": self.import_id,
         }
-        return self.staging.insert(names.split(", "), select, shared)
+
+        def insert() -> int:
+            return self.staging.insert(names.split(", "), select, shared)
+
+        if self.staging.empty:
+            return 0
+        # A large import recounts the pairs it touched once, set-based; a small one
+        # leaves them to the triggers.
+        return pairs.insert_counted(self.project.pk, self.staging.table, insert, self.staged)
 
     def _add_accounts(self, rows) -> None:
         keys = {row.rater_key for row in rows if row.rater_key} - set(self.accounts)

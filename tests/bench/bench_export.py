@@ -23,8 +23,11 @@ are deleted afterwards, so the benchmark can run again. Before it, in the same r
 the same rows (the values the import writes) go into the judgement table with one raw
 COPY in text format, with the table's indexes and the derived tables' triggers
 deferred (``rebuild.deferred``), rolled back. Targets: the import within 2x that COPY
-(issue 18) and no slower than 53 s (issue 16). After it, the same import with those
-triggers deferred, rolled back, shows what the triggers' recounts take of it.
+(issue 18) and no slower than 53 s (issue 16). An import of this size writes its
+events with the triggers deferred and recounts the pairs it touched once, set-based
+(``judgements.derived.pairs``). After it, the same import inside ``rebuild.deferred()``
+(where it leaves the recount to a load's rebuild), rolled back, shows what parsing,
+staging and the INSERT take.
 """
 
 import argparse
@@ -270,8 +273,14 @@ def bench_import(project: Project, path: Path) -> None:
     print(f"  import: {seconds / raw_seconds:.2f}x the raw COPY ", end="")
     print(f"(target at most {TARGET_IMPORT_RATIO:g}x, issue 18); ", end="")
     print(f"{seconds:.1f} s against {IMPORT_BEFORE_S} s (no slower, issue 16)")
-    with transaction.atomic(), connection.cursor() as cursor:
+    # The log is append-only in the app; the benchmark takes its import out again with
+    # the triggers deferred, then repairs every derived table of the project, so that
+    # the next benchmark (or run) finds them as derived_state --check expects.
+    started = time.perf_counter()
+    with transaction.atomic(), rebuild.deferred(), connection.cursor() as cursor:
         cursor.execute("DELETE FROM judgements_judgement WHERE import_id = %s", [result.import_id])
+    rebuild.repair(project.pk)
+    print(f"  (import deleted, derived tables repaired in {time.perf_counter() - started:.1f} s)")
     deferred = deferred_import_seconds(project, path)
     print(f"  with the derived tables' triggers deferred: {deferred:6.2f} s ", end="")
     print(f"= {deferred / raw_seconds:.2f}x the raw COPY (parse, staging, INSERT; rolled back)")

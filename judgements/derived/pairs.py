@@ -1,0 +1,204 @@
+"""A large insert into the log, with the pair grades, summaries and pool of the pairs it
+touched refreshed once, set-based, instead of by the triggers of each statement.
+
+The triggers of ``judgements/sql/`` read each touched pair's current answers through an
+index probe and write its rows one by one: right for a grade, 45 µs a row for an import
+of a million (measured: ``tests/bench/bench_export.py``). ``insert_counted`` writes
+such an insert with the triggers deferred (``rebuild.deferred``) and then recounts the
+pairs it names as ``rebuild.rebuild`` recounts a whole project: one sort of their events
+for the current answers, then whole-table statements, restricted to those pairs.
+
+Unlike ``rebuild.rebuild`` it is safe while raters grade the same project: it takes the
+triggers' own row locks, in their order (pair grades, then packed summaries, then queue
+pairs; docs/derived-state.md; a rater's grade locks its pool pair's row before them,
+and so does an import of any size). The pairs' pair grades rows are locked before the insert,
+so a rater who grades one of them meanwhile waits for the import and then counts it, or
+the import waits for the rater and then counts the rater's grade; a pair that had no row
+and gains one from a rater's grade before the import adds it is counted again with the
+triggers' own function. As with the triggers, an event only changes its pair's counts:
+which pairs the pool holds is kept by the hits' and requests' triggers.
+"""
+
+from django.db import connection
+
+from judgements import bulk
+from judgements.derived import rebuild
+
+# Below this many rows the triggers' probes cost less than the refresh's sorts (a few
+# hundred milliseconds at 10,000 rows either way), and the insert is left to them.
+REFRESH_ROWS = 10_000
+
+SCOPE_SQL = """
+CREATE TEMPORARY TABLE refresh_scope ON COMMIT DROP AS
+SELECT DISTINCT query_id, document_id FROM {staged};
+ANALYZE refresh_scope;
+"""
+
+# A rater's grade locks its pool pair's row (judgements.queue.slots.pair_has_room), then
+# the triggers lock its pair grades row, then packed summaries: an import takes the
+# pool rows of its pairs first too, in (query, document) order, so that the two never
+# wait on each other in a cycle.
+QUEUE_LOCK_SQL = """
+SELECT count(*) FROM (
+    SELECT FROM judgements_queuepair pair
+    JOIN refresh_scope scope USING (query_id, document_id)
+    ORDER BY pair.query_id, pair.document_id
+    FOR UPDATE OF pair
+) AS locked;
+"""
+# As judgements_pair_grades_recount(): the pairs' rows locked in (query, document) order
+# before their answers are read, so that a rater grading one of them meanwhile waits for
+# the import, or the import for the rater (whose grade it then counts). Only the rows
+# locked here are updated below.
+PAIR_GRADES_LOCK_SQL = """
+CREATE TEMPORARY TABLE refresh_locked ON COMMIT DROP AS
+SELECT pair.id, pair.query_id, pair.document_id
+FROM judgements_pairgrade pair
+JOIN refresh_scope scope USING (query_id, document_id)
+ORDER BY pair.query_id, pair.document_id
+FOR UPDATE OF pair;
+ANALYZE refresh_locked;
+"""
+
+# rebuild.ANSWERS_SQL's rule (judgements_current_answers()) over the scope's pairs.
+ANSWERS_SQL = """
+CREATE TEMPORARY TABLE rebuild_answers ON COMMIT DROP AS
+SELECT DISTINCT ON (event.query_id, event.document_id, event.rater_id)
+       event.query_id, event.document_id, event.rater_id, event.kind, event.grade,
+       event.created_at
+FROM judgements_judgement event
+JOIN refresh_scope scope USING (query_id, document_id)
+WHERE event.source <> 'machine'
+ORDER BY event.query_id, event.document_id, event.rater_id, event.created_at DESC,
+         event.id DESC;
+ANALYZE rebuild_answers;
+"""
+
+# The packed summaries of the scope's queries, as a pair grades statement's trigger
+# refreshes them (judgements_grade_summaries_changed()).
+SUMMARIES_SQL = """
+SELECT judgements_grade_summaries_refresh(
+    (SELECT coalesce(array_agg(DISTINCT query_id), '{}') FROM refresh_scope), true, NULL);
+"""
+
+# As judgements_queue_recount(), over the scope's pool rows (locked first).
+QUEUE_SQL = """
+WITH counted AS (
+    SELECT pair.id, pair.query_id, pair.document_id,
+           count(answer.kind) FILTER (WHERE answer.kind = 'grade') AS grades,
+           coalesce(
+               jsonb_object_agg(answer.rater_id, (answer.created_at AT TIME ZONE 'UTC')::date)
+                   FILTER (WHERE answer.kind IN ('grade', 'cant_tell')),
+               '{}') AS answered
+    FROM judgements_queuepair pair
+    JOIN refresh_scope scope USING (query_id, document_id)
+    LEFT JOIN rebuild_answers answer USING (query_id, document_id)
+    GROUP BY pair.id, pair.query_id, pair.document_id
+),
+requested AS (
+    SELECT request.query_id, request.document_id, max(request.wanted) AS wanted
+    FROM judgements_queuerequest request
+    JOIN refresh_scope scope USING (query_id, document_id)
+    GROUP BY request.query_id, request.document_id
+),
+target AS (
+    SELECT counted.id, counted.grades, counted.answered,
+           coalesce(requested.wanted, 0) AS wanted,
+           greatest(project.judges_per_pair, coalesce(requested.wanted, 0))
+               - counted.grades AS needed
+    FROM counted
+    LEFT JOIN requested USING (query_id, document_id)
+    CROSS JOIN judgements_project project
+    WHERE project.id = %(project)s
+)
+UPDATE judgements_queuepair pair
+SET grades = target.grades, needed = target.needed, answered = target.answered,
+    wanted = target.wanted
+FROM target
+WHERE pair.id = target.id
+  AND (pair.grades, pair.needed, pair.answered, pair.wanted) IS DISTINCT FROM
+      (target.grades, target.needed, target.answered, target.wanted);
+"""
+
+# rebuild's count of the scope's pair grades; the rows locked above updated, then the
+# pairs that had none added. A rater's trigger may add one of those first (it counted
+# without this import's events, which it could not see): the pairs that lost the race
+# are named, for judgements_pair_grades_recount() to lock and count again.
+PAIR_GRADES_SQL = (
+    rebuild.PAIR_GRADES_COUNTED_SQL
+    + """
+UPDATE judgements_pairgrade pair
+SET graded = counted.graded, lowest = counted.lowest, highest = counted.highest,
+    grades = counted.grades, raters = counted.raters
+FROM refresh_locked locked
+JOIN rebuild_pair_grades counted USING (query_id, document_id)
+WHERE pair.id = locked.id
+  AND (pair.graded, pair.grades, pair.raters)
+      IS DISTINCT FROM (counted.graded, counted.grades, counted.raters);
+WITH missing AS MATERIALIZED (
+    SELECT counted.* FROM rebuild_pair_grades counted
+    WHERE NOT EXISTS (
+        SELECT FROM refresh_locked locked
+        WHERE locked.query_id = counted.query_id AND locked.document_id = counted.document_id)
+),
+added AS (
+    INSERT INTO judgements_pairgrade
+        (project_id, query_id, document_id, graded, lowest, highest, grades, raters)
+    SELECT %(project)s, query_id, document_id, graded, lowest, highest, grades, raters
+    FROM missing
+    ORDER BY query_id, document_id
+    ON CONFLICT (query_id, document_id) DO NOTHING
+    RETURNING query_id, document_id
+)
+SELECT coalesce(array_agg(missing.query_id), '{}'), coalesce(array_agg(missing.document_id), '{}')
+FROM missing
+WHERE NOT EXISTS (
+    SELECT FROM added
+    WHERE added.query_id = missing.query_id AND added.document_id = missing.document_id);
+"""
+)
+RECOUNT_SQL = "SELECT judgements_pair_grades_recount(%s, %s, false)"
+
+CLEAN_UP_SQL = "DROP TABLE refresh_scope, refresh_locked, rebuild_answers, rebuild_pair_grades;"
+
+
+def insert_counted(project_id: int, staged: str, insert, rows: int) -> int:
+    """Run ``insert()``, which appends ``rows`` events on the pairs of the table ``staged``
+    (query_id and document_id columns) and returns how many it added, with the pool rows
+    of those pairs locked first; a large insert with the derived tables' triggers
+    deferred, its pairs then refreshed at once. Inside ``rebuild.deferred()`` the
+    insert is left to the caller's rebuild. Call inside the insert's transaction."""
+    if rebuild.is_deferred():
+        return insert()
+    with connection.cursor() as cursor:
+        cursor.execute(SCOPE_SQL.format(staged=staged))
+        cursor.execute(QUEUE_LOCK_SQL)
+        if rows < REFRESH_ROWS:
+            inserted = insert()
+            cursor.execute("DROP TABLE refresh_scope")
+            return inserted
+    return _insert_refreshed(project_id, insert)
+
+
+def _insert_refreshed(project_id: int, insert) -> int:
+    parameters = {"project": project_id}
+    with rebuild.deferred(), connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('work_mem')")
+        (work_mem,) = cursor.fetchone()
+        cursor.execute("SET LOCAL work_mem = '256MB'")
+        cursor.execute(PAIR_GRADES_LOCK_SQL)
+        inserted = insert()
+        cursor.execute(ANSWERS_SQL)
+        # The new rows' foreign keys are the events' own, which the insert locked (see
+        # judgements.staging); checking each at COMMIT would cost seconds a million.
+        skipped = bulk.skip_foreign_key_checks()
+        cursor.execute(PAIR_GRADES_SQL, parameters)
+        queries, documents = cursor.fetchone()
+        if skipped:
+            cursor.execute("SET LOCAL session_replication_role = origin")
+        if queries:
+            cursor.execute(RECOUNT_SQL, [queries, documents])
+        for statement in (SUMMARIES_SQL, QUEUE_SQL, CLEAN_UP_SQL):
+            cursor.execute(statement, parameters)
+        cursor.execute("SELECT set_config('work_mem', %s, true)", [work_mem])
+    return inserted

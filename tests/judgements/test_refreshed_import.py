@@ -1,0 +1,296 @@
+"""Large imports with their pairs refreshed once, set-based (judgements.derived.pairs)
+instead of by the triggers: the same derived tables, also while raters grade."""
+
+import threading
+import time
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from judgements import imports
+from judgements.derived import oracles, pairs
+from judgements.models import Judgement, QueuePair, QueueRequest, ResultList
+from judgements.services import judgement_submit
+from tests.factories import HitFactory, UserFactory
+from tests.judgements.test_queue_concurrency import project_with_pairs
+
+
+def graded(project, rater, query, document, kind="grade", value=None, source="api"):
+    judgement_submit(
+        rater=rater,
+        project=project,
+        query=query,
+        document=document,
+        kind=kind,
+        grade=value,
+        source=source,
+        deduplicate=False,
+    )
+
+
+def quepid(project, rows) -> bytes:
+    lines = ["query,docid,rating"]
+    lines += [f"{query.text},{document.external_id},{grade}" for query, document, grade in rows]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def imported(project, content: bytes):
+    return imports.judgement_import(
+        project=project, upload=[content], file_format="quepid", uploaded_by=None
+    )
+
+
+def refreshed_queries(captured) -> list[str]:
+    return [query["sql"] for query in captured if "rebuild_answers" in query["sql"]]
+
+
+@pytest.fixture
+def project(db):
+    """4 queries x 6 hits, pool depth 4 (so ranks 5 and 6 are outside the pool), two
+    judges per pair, with raters' grades, a can't tell, a revision, a machine judge's
+    grade and an analyst's request for more grades on one pair below the pool."""
+    project = project_with_pairs(queries=4, hits_per_query=6, judges_per_pair=2)
+    project.pool_depth = 4
+    project.save(update_fields=["pool_depth"])
+    hits = list(ResultList.objects.get(project=project).hits.order_by("query_id", "rank"))
+    ann, bob = (UserFactory(roles=["rater"]) for _ in range(2))
+    graded(project, ann, hits[0].query, hits[0].document, value=3)
+    graded(project, bob, hits[0].query, hits[0].document, value=1)
+    graded(project, ann, hits[1].query, hits[1].document, kind="cant_tell")
+    graded(project, ann, hits[2].query, hits[2].document, value=0)
+    graded(project, ann, hits[2].query, hits[2].document, value=2)  # a revision
+    graded(project, bob, hits[4].query, hits[4].document, value=2)  # rank 5, outside
+    judge = UserFactory(roles=["rater"])
+    graded(project, judge, hits[3].query, hits[3].document, value=3, source="machine")
+    QueueRequest.objects.create(
+        project=project,
+        query=hits[5].query,
+        document=hits[5].document,
+        wanted=3,
+        requested_by=UserFactory(roles=["analyst"]),
+    )
+    return project
+
+
+def every_hit(project):
+    hits = ResultList.objects.get(project=project).hits.select_related("query", "document")
+    return [(hit.query, hit.document, (hit.rank + hit.query_id) % 4) for hit in hits]
+
+
+@pytest.mark.django_db
+def test_a_large_import_leaves_every_derived_table_as_the_oracles_compute_it(project, monkeypatch):
+    monkeypatch.setattr(pairs, "REFRESH_ROWS", 10)
+    extra = HitFactory(result_list=ResultList.objects.get(project=project), rank=7)
+
+    with CaptureQueriesContext(connection) as captured:
+        result = imported(project, quepid(project, every_hit(project)))
+
+    assert result.created == 4 * 6 + 1
+    assert refreshed_queries(captured), "the import did not take the refreshed path"
+    assert extra.query.text in {query.text for query, _, _ in every_hit(project)}
+    assert list(oracles.differences(project)) == []
+    # The import rater's grade is one more on every pooled pair, the machine's none.
+    pool = {(pair.query_id, pair.document_id): pair for pair in QueuePair.objects.all()}
+    assert len(pool) == 4 * 4 + 1
+    assert {pair.grades for pair in pool.values()} >= {1, 2, 3}
+
+
+@pytest.mark.django_db
+def test_an_import_of_new_pairs_alone_adds_their_rows(project, monkeypatch):
+    monkeypatch.setattr(pairs, "REFRESH_ROWS", 1)
+    hits = ResultList.objects.get(project=project).hits.order_by("query_id", "rank")
+    fresh = [(hit.query, hit.document, 2) for hit in hits if hit.rank == 6]
+
+    with CaptureQueriesContext(connection) as captured:
+        imported(project, quepid(project, fresh))
+
+    assert refreshed_queries(captured)
+    assert list(oracles.differences(project)) == []
+
+
+@pytest.mark.django_db
+def test_a_small_import_is_left_to_the_triggers(project):
+    hits = ResultList.objects.get(project=project).hits.order_by("query_id", "rank")[:3]
+
+    with CaptureQueriesContext(connection) as captured:
+        imported(project, quepid(project, [(hit.query, hit.document, 1) for hit in hits]))
+
+    assert not refreshed_queries(captured)
+    assert list(oracles.differences(project)) == []
+
+
+def wait_until_a_backend_waits_on_a_lock(timeout: float = 20) -> None:
+    from django.db import connections
+
+    with connections["default"].cursor() as cursor:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            # Inside a transaction the view keeps its first snapshot unless cleared.
+            cursor.execute("SELECT pg_stat_clear_snapshot()")
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE wait_event_type = 'Lock' AND datname = current_database()"
+            )
+            if cursor.fetchone()[0]:
+                return
+            time.sleep(0.02)
+    raise AssertionError("no rater waited on the import's locks")
+
+
+def import_pausing_after_its_insert(project, rows, paused, resume):
+    """insert_counted() over ``rows`` (query, document, grade) of the import rater,
+    pausing between its insert and its refresh."""
+    rater = imports.import_rater(project)
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(
+                "CREATE TEMP TABLE staged (query_id bigint, document_id bigint, grade smallint)"
+                " ON COMMIT DROP"
+            )
+            cursor.executemany("INSERT INTO staged VALUES (%s, %s, %s)", rows)
+
+            def insert() -> int:
+                cursor.execute(
+                    "INSERT INTO judgements_judgement (query_id, document_id, rater_id, kind,"
+                    " grade, note, created_at, source, source_event_id)"
+                    " SELECT query_id, document_id, %s, 'grade', grade, '', now(), 'import', ''"
+                    " FROM staged",
+                    [rater.pk],
+                )
+                paused.set()
+                assert resume.wait(30)
+                return cursor.rowcount
+
+            pairs.insert_counted(project.pk, "staged", insert, len(rows))
+    finally:
+        connection.close()
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.parametrize(
+    ("rank", "judged_before"),
+    [(1, True), (1, False), (4, True), (4, False)],
+    ids=["pool pair judged", "new pool pair", "judged pair below", "new pair below"],
+)
+def test_a_rater_grading_a_pair_of_the_import_meanwhile_is_counted_with_it(
+    rank, judged_before, monkeypatch
+):
+    """The import locks the pool rows of its pairs, then the pair grades rows they have,
+    before its insert: a rater grading one of them waits for the import and then counts
+    it. A pair below the pool without a row gets the rater's row first (nothing of the
+    import's holds it), and the import, finding it, counts the pair again."""
+    monkeypatch.setattr(pairs, "REFRESH_ROWS", 1)
+    project = project_with_pairs(queries=3, hits_per_query=4, judges_per_pair=3)
+    project.pool_depth = 3
+    project.save(update_fields=["pool_depth"])
+    hits = list(ResultList.objects.get(project=project).hits.order_by("query_id", "rank"))
+    target = hits[rank - 1]
+    ann, bob = UserFactory(roles=["rater"]), UserFactory(roles=["rater"])
+    if judged_before:
+        graded(project, ann, target.query, target.document, value=1)
+    rows = [(hit.query_id, hit.document_id, 2) for hit in hits]
+    paused, resume = threading.Event(), threading.Event()
+    importer = threading.Thread(
+        target=import_pausing_after_its_insert, args=(project, rows, paused, resume)
+    )
+    importer.start()
+    assert paused.wait(30)
+
+    def rate() -> None:
+        try:
+            graded(project, bob, target.query, target.document, value=3)
+        finally:
+            connection.close()
+
+    rater = threading.Thread(target=rate)
+    rater.start()
+    if judged_before or rank <= project.pool_depth:
+        wait_until_a_backend_waits_on_a_lock()
+    else:
+        rater.join(30)  # nothing of the import's holds the new pair: the grade commits
+        assert not rater.is_alive()
+    resume.set()
+    importer.join(60)
+    rater.join(60)
+
+    assert Judgement.objects.filter(query=target.query, document=target.document).count() == (
+        3 if judged_before else 2
+    )
+    assert list(oracles.differences(project)) == []
+    if rank <= project.pool_depth:
+        pair = QueuePair.objects.get(query=target.query, document=target.document)
+        assert pair.grades == (3 if judged_before else 2)
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_an_import_waits_for_a_rater_who_holds_a_pool_pair_without_deadlock(monkeypatch):
+    """A rater's grade locks its pool pair's row, then its pair grades row (through the
+    triggers). An import that locked the pair grades first and the pool rows later would
+    wait on the rater while the rater waited on it; it takes the pool rows first."""
+    from judgements.queue import pair_has_room
+    from judgements.services import judgement_record
+
+    monkeypatch.setattr(pairs, "REFRESH_ROWS", 1)
+    project = project_with_pairs(queries=2, hits_per_query=3, judges_per_pair=2)
+    hits = list(ResultList.objects.get(project=project).hits.order_by("query_id", "rank"))
+    target, bob = hits[1], UserFactory(roles=["rater"])
+    graded(project, UserFactory(roles=["rater"]), target.query, target.document, value=0)
+    holding, failures = threading.Event(), []
+
+    def rate() -> None:
+        try:
+            with transaction.atomic():
+                pair_has_room(
+                    rater=bob, project=project, query_id=target.query_id,
+                    document_id=target.document_id,
+                )  # fmt: skip
+                holding.set()
+                wait_until_a_backend_waits_on_a_lock()
+                judgement_record(rater=bob, query=target.query, document=target.document, grade=3)
+        except Exception as error:
+            failures.append(error)
+        finally:
+            connection.close()
+
+    def import_all() -> None:
+        try:
+            resume = threading.Event()
+            resume.set()
+            rows = [(hit.query_id, hit.document_id, 2) for hit in hits]
+            import_pausing_after_its_insert(project, rows, threading.Event(), resume)
+        except Exception as error:
+            failures.append(error)
+
+    rater = threading.Thread(target=rate)
+    rater.start()
+    assert holding.wait(30)
+    importer = threading.Thread(target=import_all)
+    importer.start()
+    rater.join(60)
+    importer.join(60)
+
+    assert failures == []
+    assert Judgement.objects.filter(query=target.query, document=target.document).count() == 3
+    assert list(oracles.differences(project)) == []
+
+
+@pytest.mark.django_db
+def test_inside_a_deferred_load_the_import_leaves_its_pairs_to_the_loads_rebuild(
+    project, monkeypatch
+):
+    from judgements.derived import rebuild
+
+    monkeypatch.setattr(pairs, "REFRESH_ROWS", 1)
+    with transaction.atomic():
+        with rebuild.deferred():
+            with CaptureQueriesContext(connection) as captured:
+                imported(project, quepid(project, every_hit(project)))
+            # The import's own deferral, had it one, ended inside the load's.
+            assert rebuild.is_deferred()
+            assert list(oracles.differences(project)) != []
+        assert not rebuild.is_deferred()
+        rebuild.repair(project.pk)
+
+    assert not refreshed_queries(captured)
+    assert list(oracles.differences(project)) == []
