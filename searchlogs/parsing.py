@@ -15,7 +15,6 @@ results page of its session; a dwell for an unknown click) are checked by the
 service, which also sees the events already stored.
 """
 
-import json
 import math
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -79,22 +78,8 @@ def line_events(line: int, text: str, latest: datetime) -> list[EventRow | LineE
     if isinstance(item, LineError):
         return [item]
     data = item[1]
-    # A lone surrogate is valid JSON but no character: PostgreSQL could not store it.
-    if "\\u" in text and _lone_surrogate(data):
-        return [LineError(line, None, SURROGATE)]
     row = _plain_event(line, data, latest)
     return [row] if row is not None else list(event_row(line, data, latest))
-
-
-SURROGATE = "This is not valid JSON: an escaped surrogate (\\ud800-\\udfff) stands alone."
-
-
-def _lone_surrogate(data: dict) -> bool:
-    try:
-        json.dumps(data, ensure_ascii=False).encode()
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def event_row(line: int, data: dict, latest: datetime) -> Iterator[EventRow | LineError]:

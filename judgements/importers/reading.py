@@ -584,9 +584,12 @@ def json_values(
                     yield LineError(reader.line, None, message)
                     return
     except ijson.JSONError as error:
-        yield LineError(
-            reader.line if not reader.problems else None, None, _problem(error, reader)
-        )
+        if reader.problems and reader.problems[0].line is not None:
+            yield reader.problems[0]
+        else:
+            yield LineError(
+                reader.line if not reader.problems else None, None, _problem(error, reader)
+            )
         return
     except Unreadable as error:
         yield LineError(None, None, str(error))
@@ -681,6 +684,7 @@ class _LineReader:
         self.chunks, self.buffer, self.offset = iter(chunks), b"", 0
         self.line, self.new_line, self.read_bytes, self.empty = 1, False, 0, True
         self.problems: list[LineError] = []
+        self.high_surrogate = False
 
     def read(self, size: int = -1) -> bytes:
         if size == 0 or self.problems:
@@ -692,6 +696,12 @@ class _LineReader:
         end = self.buffer.find(b"\n", self.offset, self.offset + self.PIECE)
         end = min(len(self.buffer), self.offset + self.PIECE) if end < 0 else end + 1
         piece, self.offset = self.buffer[self.offset : end], end
+        if b"\\u" in piece or self.high_surrogate:
+            lone = lone_surrogate(piece, self.high_surrogate)
+            if lone:
+                self.problems.append(LineError(self.line, None, SURROGATE))
+                return b""
+            self.high_surrogate = lone is None
         self.new_line = piece.endswith(b"\n")
         self.empty = self.empty and not piece.strip()
         return piece
@@ -735,11 +745,42 @@ def json_object(line: int, text: str) -> tuple[int, dict] | LineError:
         return LineError(line, None, f"This is not valid JSON: {error.msg}.")
     except (RecursionError, ValueError) as error:
         return LineError(line, None, f"This is not valid JSON: {str(error)[:200]}.")
+    if "\\u" in text and lone_surrogate(text.encode(errors="surrogatepass")) is not False:
+        return LineError(line, None, SURROGATE)
     if too_deep(value, text):
         return LineError(line, None, f"The JSON nests deeper than {MAX_JSON_DEPTH} levels.")
     if not isinstance(value, dict):
         return LineError(line, None, "Each line must be a JSON object.")
     return line, value
+
+
+# A lone surrogate is valid JSON but no character: PostgreSQL cannot store it, and
+# ijson's C parser reads it as "?".
+SURROGATE = "This is not valid JSON: an escaped surrogate (\\ud800-\\udfff) stands alone."
+_ESCAPE = re.compile(rb"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def lone_surrogate(data: bytes, pending: bool = False) -> bool | None:
+    """Whether the JSON text ``data`` escapes a surrogate (\\ud800-\\udfff) that is not
+    half of a pair: True or False, or None when it ends on a high surrogate whose low half
+    may open the next piece of the text (``pending`` says so for that piece)."""
+    if not pending and not _SURROGATE_ESCAPE.search(data):
+        return False
+    high_end = 0 if pending else None
+    for match in _ESCAPE.finditer(data):
+        code = int(match[1], 16) if match[1] else None
+        if high_end is not None:
+            if match.start() != high_end or code is None or not 0xDC00 <= code <= 0xDFFF:
+                return True
+            high_end = None
+        elif code is not None and 0xD800 <= code <= 0xDBFF:
+            high_end = match.end()
+        elif code is not None and 0xDC00 <= code <= 0xDFFF:
+            return True
+    if high_end is None:
+        return False
+    return None if high_end == len(data) else True
 
 
 def too_deep(value, text: str) -> bool:

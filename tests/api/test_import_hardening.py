@@ -282,3 +282,44 @@ def test_a_quepid_csv_is_parsed_a_block_of_lines_at_a_time():
     # The pairs kept for the repeat check (16 bytes a line) and a block or two; the
     # file's cells alone would take 50 MB.
     assert peak < 32 << 20, f"{peak / 2**20:.1f} MB"
+
+
+@pytest.mark.parametrize(
+    ("text", "lone"),
+    [
+        (rb'"\ud83d\ude00"', False),  # a pair: one character
+        (rb'"\ud83d"', True),
+        (rb'"\ude00"', True),
+        (rb'"\ude00\ud83d"', True),  # the halves the wrong way round
+        (rb'"\\ud800"', False),  # an escaped backslash, then the text "ud800"
+        (rb'"\\\ud800"', True),
+        (rb'"\u00e9\n"', False),
+        (rb'"a \ud83d', None),  # may be a pair with the next piece
+    ],
+)
+def test_a_lone_escaped_surrogate_is_found_and_a_pair_is_not(text, lone):
+    from judgements.importers.reading import lone_surrogate
+
+    assert lone_surrogate(text) is lone
+
+
+def test_a_pair_split_between_two_pieces_is_still_a_pair():
+    from judgements.importers.reading import lone_surrogate
+
+    assert lone_surrogate(rb'["a \ud83d', False) is None
+    assert lone_surrogate(rb'\ude00"]', True) is False
+    assert lone_surrogate(rb'x"]', True) is True
+
+
+def test_escaped_characters_outside_the_basic_plane_are_imported_as_themselves(
+    client_as, analyst, query_with_hits
+):
+    body = b'["hat \\ud83e\\uddf7", "caf\\u00e9"]'
+    response = client_as(analyst).post(
+        "/api/projects/outdoor/queries/import/",
+        {"file": upload(body), "format": "json"},
+        format="multipart",
+    )
+
+    assert response.status_code == 201, response.json()
+    assert set(Query.objects.values_list("text", flat=True)) >= {"hat \U0001f9f7", "café"}

@@ -211,6 +211,41 @@ CASES = [
         "must be one of",
     ),
     (
+        "events: a lone surrogate in a note",
+        "judgements",
+        "jsonl",
+        jsonl(EVENT) + '{"query": "tent", "document": "SKU-2", "rater": "alice", "grade": 1,'
+        ' "note": "a\\ud800"}\n',
+        2,
+        "surrogate",
+    ),
+    (
+        "documents: a lone surrogate in a title",
+        "documents",
+        "jsonl",
+        '{"id": "A"}\n{"id": "B", "title": "\\udfff"}\n',
+        2,
+        "surrogate",
+    ),
+    ("queries: a lone surrogate", "queries", "json", '["hat", "te\\ud800nt"]', 1, "surrogate"),
+    (
+        "run: a lone surrogate in a document id",
+        "result-lists",
+        "json",
+        '{"name": "x", "queries": [{"query": "tent", "hits": [{"id": "\\ud800"}]}]}',
+        1,
+        "surrogate",
+    ),
+    (
+        "rre: a lone surrogate in a document id",
+        "judgements",
+        "rre",
+        '{"queries": [{"placeholders": {"$query": "tent"},\n'
+        '"relevant_documents": {"\\ud800": {"gain": 2}}}]}',
+        2,
+        "surrogate",
+    ),
+    (
         "events: repeated line",
         "judgements",
         "csv",

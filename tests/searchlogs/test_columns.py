@@ -8,10 +8,11 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from judgements.importers.reading import SURROGATE
 from judgements.importers.rows import LineError
 from searchlogs import columns
 from searchlogs.columns import EPOCH, search_log_columns
-from searchlogs.parsing import SURROGATE, EventRow, search_log_jsonl
+from searchlogs.parsing import EventRow, search_log_jsonl
 from tests.searchlogs.conftest import click, dwell, impression, jsonl
 from tests.searchlogs.test_parsing import NOW, events
 

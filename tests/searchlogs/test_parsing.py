@@ -5,8 +5,9 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from judgements.importers.reading import SURROGATE
 from judgements.importers.rows import LineError
-from searchlogs.parsing import CLOCK_SKEW, SURROGATE, _plain_event, event_row, search_log_jsonl
+from searchlogs.parsing import CLOCK_SKEW, _plain_event, event_row, search_log_jsonl
 from tests.searchlogs.conftest import click, dwell, impression, jsonl
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
