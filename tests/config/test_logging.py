@@ -4,6 +4,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -34,10 +35,20 @@ def runserver():
         text=True,
     )
 
-    def stop() -> str:
+    printed: list[str] = []
+    reader = threading.Thread(target=lambda: printed.extend(server.stdout), daemon=True)
+    reader.start()
+
+    def stop(after: str = "") -> str:
+        """Stop the server, once it has printed ``after`` (it logs a request after
+        sending the response, so a loaded machine may not have logged it yet)."""
+        deadline = time.monotonic() + 10
+        while after and after not in "".join(printed) and time.monotonic() < deadline:
+            time.sleep(0.05)
         server.terminate()
-        output, _ = server.communicate(timeout=10)
-        return output
+        server.wait(timeout=10)
+        reader.join(timeout=10)
+        return "".join(printed)
 
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -63,7 +74,7 @@ def test_the_development_server_logs_a_403_once_and_without_a_traceback(runserve
     browser.log_in("dave")
     assert browser.get("/metrics/")[0] == 403
 
-    log = stop()
+    log = stop(after='"GET /metrics/ HTTP/1.1" 403')
     lines = [line for line in log.splitlines() if line.strip()]
     assert log.count("Forbidden (Permission denied): /metrics/") == 1, log
     assert "Traceback" not in log
