@@ -88,7 +88,8 @@ def replayed_pair_grades(log: replay.SortedLog, as_of: dt.datetime, policy: str)
 
 def spans_pair_grades(found, as_of: dt.datetime, policy: str) -> selectors.PairGrades:
     """``replayed_pair_grades`` from the packed log's spans (``judgements.log_blocks``):
-    the grades current at ``as_of`` are those whose span holds it, already in pair order."""
+    the grades current at ``as_of`` are those whose span holds it, already in pair order
+    and each pair's lowest first."""
     moment = postgres_time(as_of)
     current = (found.starts <= moment) & (found.ends > moment)
     keys = found.keys[current]
@@ -97,7 +98,7 @@ def spans_pair_grades(found, as_of: dt.datetime, policy: str) -> selectors.PairG
     return selectors.PairGrades(
         query_ids=keys[starts] >> 32,
         document_ids=keys[starts] & 0xFFFFFFFF,
-        grades=consensus(found.grades[current].astype(np.float64), offsets, policy),
+        grades=consensus(found.grades[current].astype(np.float64), offsets, policy, ordered=True),
         raters=np.diff(offsets),
     )
 
