@@ -22,6 +22,7 @@ DROP TRIGGER log_blocks_judgements_added ON judgements_judgement;
 DROP TRIGGER log_blocks_judgements_removed ON judgements_judgement;
 DROP FUNCTION judgements_log_blocks_added();
 DROP FUNCTION judgements_log_blocks_removed();
+DROP FUNCTION judgements_log_blocks_mark(integer[]);
 """
 
 

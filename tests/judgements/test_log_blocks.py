@@ -84,6 +84,20 @@ def test_a_new_event_marks_its_block_and_the_next_read_writes_it_again(project):
     assert bytes(LogBlock.objects.get().keys) != bytes(written)
 
 
+def test_marks_of_a_block_do_not_pile_up_while_nobody_reads_a_past_moment(project):
+    random_events(project, seed=40)
+    assert log_blocks.spans(project.pk) is not None
+    pair = Judgement.objects.filter(query__project=project).first()
+    rater = UserFactory(username="busy", roles=["rater"])
+
+    for grade in [0, 1, 2, 3, 2]:
+        JudgementFactory(rater=rater, query=pair.query, document=pair.document, grade=grade)
+
+    assert LogBlockMark.objects.count() == 1
+    for moment in [*moments(project), timezone.now()]:
+        assert_the_logs_grades(project, moment)
+
+
 def test_removed_events_mark_their_block(project):
     random_events(project, seed=34)
     assert log_blocks.spans(project.pk) is not None

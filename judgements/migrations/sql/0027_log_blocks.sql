@@ -6,15 +6,38 @@
 -- an insert that never waits for another writer); a block is current while no mark of it
 -- is left, and the reader that writes a block again deletes the marks its snapshot sees.
 -- Bulk loads fire these too (one row per block a statement touches): no WHEN.
+-- So that marks do not pile up while nobody reads a past moment, a statement marking a
+-- block deletes the block's older marks it can lock at once (SKIP LOCKED: it never
+-- waits), in READ COMMITTED only (a REPEATABLE READ writer could fail on a mark deleted
+-- since its snapshot); its own mark, in the same transaction, keeps the block marked.
 -- Origin: migration 0027.
+
+CREATE OR REPLACE FUNCTION judgements_log_blocks_mark(touched integer[])
+ RETURNS void
+ LANGUAGE plpgsql
+AS $$
+BEGIN
+    IF current_setting('transaction_isolation') = 'read committed' THEN
+        DELETE FROM judgements_logblockmark
+        WHERE id IN (SELECT older.id FROM judgements_logblockmark older
+                     WHERE older.block = ANY(touched)
+                     FOR UPDATE SKIP LOCKED);
+    END IF;
+    INSERT INTO judgements_logblockmark (block) SELECT unnest(touched);
+END $$;
 
 CREATE OR REPLACE FUNCTION judgements_log_blocks_added()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $$
+DECLARE
+    touched integer[];
 BEGIN
-    INSERT INTO judgements_logblockmark (block)
-    SELECT DISTINCT (query_id / 128)::int4 FROM added_judgements WHERE source <> 'machine';
+    SELECT array_agg(DISTINCT (query_id / 128)::int4) INTO touched
+    FROM added_judgements WHERE source <> 'machine';
+    IF touched IS NOT NULL THEN
+        PERFORM judgements_log_blocks_mark(touched);
+    END IF;
     RETURN NULL;
 END $$;
 
@@ -22,9 +45,14 @@ CREATE OR REPLACE FUNCTION judgements_log_blocks_removed()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $$
+DECLARE
+    touched integer[];
 BEGIN
-    INSERT INTO judgements_logblockmark (block)
-    SELECT DISTINCT (query_id / 128)::int4 FROM removed_judgements WHERE source <> 'machine';
+    SELECT array_agg(DISTINCT (query_id / 128)::int4) INTO touched
+    FROM removed_judgements WHERE source <> 'machine';
+    IF touched IS NOT NULL THEN
+        PERFORM judgements_log_blocks_mark(touched);
+    END IF;
     RETURN NULL;
 END $$;
 
