@@ -5,7 +5,8 @@
 -- removes human events marks their blocks here (a row each in judgements_logblockmark,
 -- an insert that never waits for another writer); a block is current while no mark of it
 -- is left, and the reader that writes a block again deletes the marks its snapshot sees.
--- Bulk loads fire these too (one row per block a statement touches): no WHEN.
+-- Bulk loads fire these too (one row per block a statement touches; a hashed DISTINCT
+-- over the statement's rows, about a count of them): no WHEN.
 -- So that marks do not pile up while nobody reads a past moment, a statement marking a
 -- block deletes the block's older marks it can lock at once (SKIP LOCKED: it never
 -- waits), in READ COMMITTED only (a REPEATABLE READ writer could fail on a mark deleted
@@ -33,8 +34,9 @@ AS $$
 DECLARE
     touched integer[];
 BEGIN
-    SELECT array_agg(DISTINCT (query_id / 128)::int4) INTO touched
-    FROM added_judgements WHERE source <> 'machine';
+    SELECT array_agg(block) INTO touched
+    FROM (SELECT DISTINCT (query_id / 128)::int4 AS block FROM added_judgements
+          WHERE source <> 'machine') AS blocks;
     IF touched IS NOT NULL THEN
         PERFORM judgements_log_blocks_mark(touched);
     END IF;
@@ -48,8 +50,9 @@ AS $$
 DECLARE
     touched integer[];
 BEGIN
-    SELECT array_agg(DISTINCT (query_id / 128)::int4) INTO touched
-    FROM removed_judgements WHERE source <> 'machine';
+    SELECT array_agg(block) INTO touched
+    FROM (SELECT DISTINCT (query_id / 128)::int4 AS block FROM removed_judgements
+          WHERE source <> 'machine') AS blocks;
     IF touched IS NOT NULL THEN
         PERFORM judgements_log_blocks_mark(touched);
     END IF;

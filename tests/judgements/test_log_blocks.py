@@ -39,7 +39,7 @@ def assert_the_logs_grades(project, moment, policy="mean"):
 
 def test_the_triggers_divide_query_ids_by_the_blocks_width():
     text = sql.current("log_blocks")
-    assert text.count(f"(query_id / {log_blocks.BLOCK_QUERIES})::int4") == 2
+    assert text.count(f"(query_id / {log_blocks.BLOCK_QUERIES})::int4 AS block") == 2
 
 
 @pytest.mark.parametrize("policy", POLICIES)
