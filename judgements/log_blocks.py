@@ -126,6 +126,15 @@ def _of_queries(found: Spans, queries: np.ndarray) -> Spans:
     return Spans(found.keys[keep], found.starts[keep], found.ends[keep], found.grades[keep])
 
 
+def project_blocks_write(project_id: int) -> bool:
+    """Write every block of the project's queries again from the log (``derived_state
+    --rebuild``); returns whether all of them were written."""
+    queries = pgcopy.copy_rows(
+        QUERY_IDS_SQL, {"project": project_id, "queries": None}, [("id", ">i8")]
+    )["id"].astype(np.int64)
+    return blocks_write(np.unique(queries // BLOCK_QUERIES).tolist())
+
+
 def blocks_write(blocks: list[int]) -> bool:
     """Write the given blocks again from the log, those no other transaction holds;
     returns whether all of them were written."""
