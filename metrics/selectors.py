@@ -207,9 +207,11 @@ def logged_pair_grades(
     if not grades.humans and not grades.judges:
         rows = np.empty((0, 3), dtype=np.int64)  # Nobody's grades: no judged pair.
         return _consensus_of(rows[:, 0], rows[:, 1], rows[:, 2].astype(np.float64), policy)
-    if grades.human_only:
+    many = query_ids is None or len(query_ids) >= log_blocks.BLOCK_QUERIES
+    if grades.human_only and many:
         # The packed log holds the human events; unless a block of it cannot be written
-        # now, it gives the same grades without reading the log.
+        # now, it gives the same grades without reading the log. A few queries' events
+        # (one query's working) cost less to read than a block to write again.
         found = log_blocks.spans(project_id, query_ids=query_ids)
         if found is not None:
             return log_replay.spans_pair_grades(found, as_of, policy)

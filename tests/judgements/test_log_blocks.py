@@ -49,8 +49,10 @@ def test_the_spans_give_the_logs_grades_at_every_moment(project, policy):
     some = sorted(project.queries.values_list("pk", flat=True))[::2]
 
     found = log_blocks.spans(project.pk)
+    some_found = log_blocks.spans(project.pk, query_ids=some)
 
     assert found is not None and len(found.keys) > 0
+    assert 0 < len(some_found.keys) < len(found.keys)
     assert set(LogBlock.objects.values_list("block", flat=True)) == blocks_of(project)
     assert not LogBlockMark.objects.exists()
     for moment in moments(project):
@@ -58,10 +60,9 @@ def test_the_spans_give_the_logs_grades_at_every_moment(project, policy):
             log_replay.spans_pair_grades(found, moment, policy),
             orm_pair_grades(project, as_of=moment, policy=policy),
         )
-        arguments = {"as_of": moment, "policy": policy, "query_ids": some}
         assert_same(
-            selectors.logged_pair_grades(project.pk, **arguments),
-            orm_pair_grades(project, **arguments),
+            log_replay.spans_pair_grades(some_found, moment, policy),
+            orm_pair_grades(project, as_of=moment, policy=policy, query_ids=some),
         )
 
 
@@ -204,3 +205,15 @@ def test_a_snapshot_behind_another_writer_of_a_block_writes_nothing(project):
     assert LogBlockMark.objects.filter(block=block).exists()
     assert_the_logs_grades(project, timezone.now())
     assert not LogBlockMark.objects.exists()
+
+
+def test_a_few_queries_are_replayed_from_the_log_without_writing_a_block(project):
+    random_events(project, seed=41)
+    query = project.queries.order_by("pk").first()
+    arguments = {"as_of": timezone.now(), "policy": "mean", "query_ids": [query.pk]}
+
+    assert_same(
+        selectors.logged_pair_grades(project.pk, **arguments),
+        orm_pair_grades(project, **arguments),
+    )
+    assert not LogBlock.objects.exists()
