@@ -240,8 +240,8 @@ def _bench_recompute_from_log(project, result_list, spec, as_of, depth, core_bes
     print(f"  from the log instead (any past moment): {total * 1000:.0f} ms "
           f"({total / core_best:.0f}x the core)")  # fmt: skip
     print(f"    {len(pairs.grades):,} pairs' grades from the packed log: "
-          f"{min(pairs_s) * 1000:.0f} ms (blocks marked or missing written first: "
-          f"{write_s[0] * 1000:.0f} ms); documents and lookup: "
+          f"{min(pairs_s) * 1000:.0f} ms (the first read, which writes any block marked "
+          f"or missing: {write_s[0] * 1000:.0f} ms); documents and lookup: "
           f"{hits_s[0] * 1000:.0f} ms")  # fmt: skip
     log = partial(log_replay.sorted_log, project.pk, until=as_of)
     _, replay_s = timed(lambda: log_replay.replayed_pair_grades(log(), as_of, spec.consensus))
