@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from metrics import pgcopy, selectors, sources
 from metrics.core import replay
+from metrics.core.consensus import consensus
 from metrics.models import POINT_FIELDS
 from metrics.sources import HUMAN, Grades
 
@@ -82,6 +83,23 @@ def replayed_pair_grades(log: replay.SortedLog, as_of: dt.datetime, policy: str)
         document_ids=grades.pair_keys & 0xFFFFFFFF,
         grades=grades.consensus,
         raters=grades.raters,
+    )
+
+
+def spans_pair_grades(found, as_of: dt.datetime, policy: str) -> selectors.PairGrades:
+    """``replayed_pair_grades`` from the packed log's spans (``judgements.log_blocks``):
+    the grades current at ``as_of`` are those whose span holds it, already in pair order
+    and each pair's lowest first."""
+    moment = postgres_time(as_of)
+    current = (found.starts <= moment) & (found.ends > moment)
+    keys = found.keys[current]
+    starts = np.flatnonzero(np.r_[len(keys) > 0, keys[1:] != keys[:-1]])
+    offsets = np.r_[starts, len(keys)].astype(np.int64)
+    return selectors.PairGrades(
+        query_ids=keys[starts] >> 32,
+        document_ids=keys[starts] & 0xFFFFFFFF,
+        grades=consensus(found.grades[current].astype(np.float64), offsets, policy, ordered=True),
+        raters=np.diff(offsets),
     )
 
 

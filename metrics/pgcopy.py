@@ -7,6 +7,7 @@ without formatting a single value as text (``binary_copy_data``).
 """
 
 import io
+import struct
 
 import numpy as np
 from django.db import connection
@@ -29,6 +30,8 @@ FIXED_WIDTH = {
 TEXT_PREFIX = {"text": b"", "character varying": b"", "jsonb": b"\x01"}
 TIMESTAMP = "timestamp with time zone"
 POSTGRES_EPOCH = np.datetime64("2000-01-01T00:00:00", "us")
+# Each row's field count and each field's length (-1 for NULL), big-endian.
+FIELD_COUNT, FIELD_LENGTH = struct.Struct(">h"), struct.Struct(">i")
 
 
 def copy_rows(sql: str, params: dict | list, columns: list[tuple[str, str]]) -> np.ndarray:
@@ -62,18 +65,19 @@ def copy_fields(sql: str, params: dict) -> list[list[memoryview | None]]:
     """The fields of each row ``sql`` returns (None for NULL), as ``copy_row``'s; for the
     few rows of packed columns, read field by field."""
     data, position = _copy_binary(sql, params)
-
-    def integer(at: int, size: int) -> int:
-        return int.from_bytes(data[at : at + size], "big", signed=True)
-
+    short, long = FIELD_COUNT.unpack_from, FIELD_LENGTH.unpack_from
     rows = []
-    while (count := integer(position, 2)) != -1:
+    while (count := short(data, position)[0]) != -1:
         position += 2
         fields = []
         for _ in range(count):
-            length, position = integer(position, 4), position + 4
-            fields.append(None if length < 0 else data[position : position + length])
-            position += max(length, 0)
+            [length] = long(data, position)
+            position += 4
+            if length < 0:
+                fields.append(None)
+            else:
+                fields.append(data[position : position + length])
+                position += length
         rows.append(fields)
     return rows
 

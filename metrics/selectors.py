@@ -37,7 +37,9 @@ STORED_GRADES_COLUMNS = [("query_id", ">i8"), ("document_id", ">i8"), ("grade", 
 # query's judged grades (judgements_rankedgrades). Each column of the whole list comes
 # back as one byte string, concatenated in query order, with each query's lengths
 # beside it; numpy unpacks them without a Python loop. The first ``depth`` hits are a
-# prefix of each row.
+# prefix of each row. The rows are sorted once, cut to their prefix, for all three
+# aggregates (PostgreSQL sees its input sorted as they ask): sorted by each aggregate,
+# whole rows of a hundred hits spilled to disk, in three processes, 57 ms instead of 22.
 RANKED_DOCUMENTS_SQL = """
 SELECT string_agg(int8send(query_id), ''::bytea ORDER BY query_id),
        string_agg(int4send(length(documents) / 8), ''::bytea ORDER BY query_id),
@@ -47,6 +49,7 @@ FROM (
     FROM judgements_rankedhits
     WHERE result_list_id = %(result_list)s AND hits > 0
       AND (%(queries)s::bigint[] IS NULL OR query_id = ANY(%(queries)s))
+    ORDER BY query_id
 ) AS ranked
 """
 
@@ -195,12 +198,23 @@ def logged_pair_grades(
     grades of ``grades``' raters (the human raters' unless told otherwise): the events
     read in one binary COPY and each rater's current answer found in numpy
     (``metrics.core.replay``, the rule of ``Judgement.objects.current()``), which takes
-    about half the time of that rule's DISTINCT ON in SQL and its rows in Python."""
+    about half the time of that rule's DISTINCT ON in SQL and its rows in Python. The
+    human raters' grades come from the packed log instead (``judgements.log_blocks``,
+    the same rule over spans written from the log), where its blocks can be written."""
+    from judgements import log_blocks
     from metrics import log_replay
 
     if not grades.humans and not grades.judges:
         rows = np.empty((0, 3), dtype=np.int64)  # Nobody's grades: no judged pair.
         return _consensus_of(rows[:, 0], rows[:, 1], rows[:, 2].astype(np.float64), policy)
+    many = query_ids is None or len(query_ids) >= log_blocks.BLOCK_QUERIES
+    if grades.human_only and many:
+        # The packed log holds the human events; unless a block of it cannot be written
+        # now, it gives the same grades without reading the log. A few queries' events
+        # (one query's working) cost less to read than a block to write again.
+        found = log_blocks.spans(project_id, query_ids=query_ids)
+        if found is not None:
+            return log_replay.spans_pair_grades(found, as_of, policy)
     log = log_replay.sorted_log(project_id, until=as_of, grades=grades, query_ids=query_ids)
     return log_replay.replayed_pair_grades(log, as_of, policy)
 

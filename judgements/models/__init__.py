@@ -13,6 +13,8 @@ One module per concern, every model importable from here as before:
 
 from judgements.models.catalogue import Document, Hit, Query, ResultList
 from judgements.models.derived import (
+    LogBlock,
+    LogBlockMark,
     PackedPolicy,
     PairGrade,
     QueryGrades,
@@ -74,6 +76,8 @@ __all__ = [
     "Job",
     "JobUpload",
     "Judgement",
+    "LogBlock",
+    "LogBlockMark",
     "MachineAnswer",
     "MachineCanary",
     "MachineGate",

@@ -185,3 +185,36 @@ class PackedPolicy(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class LogBlock(models.Model):
+    """The human events of a block of ``judgements.log_blocks.BLOCK_QUERIES`` consecutive
+    query ids (whatever their project), packed as spans: for every grade event, the time
+    it was recorded (``starts``) and the time its rater's next event on the pair was
+    (``ends``; the largest int64 for none), so that its grade is that rater's current
+    answer at every moment from start (included) to end (excluded). Spans are in pair
+    order (``keys``, query id << 32 | document id), each pair's by grade; times are
+    microseconds since 2000-01-01 UTC, as binary COPY sends them; all big-endian, int64
+    but ``grades`` (int16). Current while no ``LogBlockMark`` of its block is left;
+    written again by the next reader of a past moment (``judgements.log_blocks``)."""
+
+    block = models.IntegerField(unique=True, help_text="The queries' ids divided by 128.")
+    keys = models.BinaryField(default=b"")
+    starts = models.BinaryField(default=b"")
+    ends = models.BinaryField(default=b"")
+    grades = models.BinaryField(default=b"")
+
+    def __str__(self) -> str:
+        return f"log block {self.block}"
+
+
+class LogBlockMark(models.Model):
+    """A statement added or removed human events of the block's queries (a trigger of
+    judgements/sql/log_blocks.sql): its LogBlock, if any, no longer holds them. Only
+    inserted by writers (never waited for); deleted by the reader that writes the block
+    again, as far as its snapshot sees them."""
+
+    block = models.IntegerField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"mark of log block {self.block}"

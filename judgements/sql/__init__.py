@@ -13,6 +13,8 @@ hits and pair grades and rebuild once (``judgements.derived.rebuild``), and
   querygrades), and the stale marks that judgements.packed fills rankedgrades from.
 - ``queue.sql``: the rating queue's pool (judgements_queuepair).
 - ``queue_tally.sql``: the progress bar's counts.
+- ``log_blocks.sql``: the marks of the packed log (judgements_logblock) that past
+  moments are replayed from.
 
 Migrations never patch this text. To change a function or trigger: edit its file here,
 copy the changed file(s) whole into ``judgements/migrations/sql/NNNN_<name>.sql`` (a
@@ -26,7 +28,14 @@ import re
 from pathlib import Path
 
 DIRECTORY = Path(__file__).parent
-CONCERNS = ("append_only", "pair_grades", "grade_summaries", "queue", "queue_tally")
+CONCERNS = (
+    "append_only",
+    "pair_grades",
+    "grade_summaries",
+    "queue",
+    "queue_tally",
+    "log_blocks",
+)
 
 # Statements start at the beginning of a line; the bodies between $$ are indented.
 _STATEMENT_START = re.compile(r"^(?=CREATE |ALTER |DROP )", re.MULTILINE)

@@ -40,7 +40,9 @@ from metrics.core.segments import FloatArray, Int64Array, check_offsets, segment
 PolicyName = Literal["mean", "median", "majority", "quepid"]
 
 
-def consensus(grades: ArrayLike, offsets: ArrayLike, policy: str = "mean") -> FloatArray:
+def consensus(
+    grades: ArrayLike, offsets: ArrayLike, policy: str = "mean", *, ordered: bool = False
+) -> FloatArray:
     """Consensus grade of each pair under ``policy``.
 
     Parameters
@@ -51,6 +53,9 @@ def consensus(grades: ArrayLike, offsets: ArrayLike, policy: str = "mean") -> Fl
         Pair ``p`` owns ``grades[offsets[p]:offsets[p + 1]]``.
     policy : str, default="mean"
         The name of a policy of ``REGISTERED``.
+    ordered : bool, default=False
+        True when each pair's grades already come lowest first: they are not sorted
+        again (the result is the same).
 
     Returns
     -------
@@ -70,15 +75,19 @@ def consensus(grades: ArrayLike, offsets: ArrayLike, policy: str = "mean") -> Fl
     >>> consensus(grades, offsets, "quepid").tolist()
     [2.0, 2.0, 1.0]
     """
-    return consensus_all(grades, offsets, [policy])[policy]
+    return consensus_all(grades, offsets, [policy], ordered=ordered)[policy]
 
 
-def consensus_all(grades: ArrayLike, offsets: ArrayLike, policies=None) -> dict[str, FloatArray]:
+def consensus_all(
+    grades: ArrayLike, offsets: ArrayLike, policies=None, *, ordered: bool = False
+) -> dict[str, FloatArray]:
     """``consensus`` under each of ``policies`` (every registered one by default), by
-    name: the grades are sorted once for all of them.
+    name: the grades are sorted once for all of them (not at all when ``ordered``).
 
     >>> sorted(consensus_all([1, 3], [0, 2]).items())[:2]
     [('majority', array([1.])), ('mean', array([2.]))]
+    >>> consensus_all([0, 2, 3, 1], [0, 3, 4], ["median"], ordered=True)["median"].tolist()
+    [2.0, 1.0]
     """
     names = policy_names() if policies is None else tuple(policies)
     rules = {entry.name: entry.rule for entry in REGISTERED}
@@ -87,10 +96,10 @@ def consensus_all(grades: ArrayLike, offsets: ArrayLike, policies=None) -> dict[
             raise ValueError(f"policy must be one of {policy_names()}, not {name!r}")
     values = np.asarray(grades, dtype=np.float64)
     bounds = check_offsets(offsets, len(values))
-    order = np.lexsort((values, segment_ids(bounds)))
-    ordered = values[order]
+    if not ordered:
+        values = values[np.lexsort((values, segment_ids(bounds)))]
     counts = np.diff(bounds)
-    return {name: rules[name](ordered, bounds, counts) for name in names}
+    return {name: rules[name](values, bounds, counts) for name in names}
 
 
 def _mean(ordered: FloatArray, bounds: Int64Array, counts: Int64Array) -> FloatArray:

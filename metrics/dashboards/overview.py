@@ -8,9 +8,11 @@ for): a difference there is the ranking's.
 """
 
 import datetime as dt
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
+from django.core.cache import cache
 from django.db import connection
 from django.db.models import Count, Sum, Value
 from django.db.models.functions import Least
@@ -42,11 +44,16 @@ CROSS JOIN LATERAL (
 ) point
 """
 
-# The pool's pairs, as the progress bar counts them now.
+# How long a list's interval is kept for the values it was drawn from (a day, as the
+# comparison's).
+INTERVAL_CACHE_SECONDS = 24 * 3600
+
+# The pool's pairs, as the progress bar counts them now: their keys (metrics.selectors.
+# pair_keys) in any order, in one field (a field per row took half as long again).
 POOL_PAIRS_SQL = """
-SELECT query_id, document_id FROM judgements_queuepair WHERE project_id = %(project)s
+SELECT string_agg(int8send((query_id << 32) | document_id), ''::bytea)
+FROM judgements_queuepair WHERE project_id = %(project)s
 """
-POOL_PAIR_COLUMNS = [("query_id", ">i8"), ("document_id", ">i8")]
 
 
 @dataclass(frozen=True)
@@ -300,13 +307,16 @@ def _intervals(evaluations: list[Evaluation]) -> list[ConfidenceInterval]:
     many queries share their resampled query sets.
 
     Same parameters as the interval stored with overall points, which is the same
-    interval: shared draws give each list what ``bootstrap_mean_ci`` gives it alone.
+    interval: shared draws give each list what ``bootstrap_mean_ci`` gives it alone,
+    so each list's interval is cached by its own values (``_interval_key``).
     """
     counted = [evaluation.counted_values for evaluation in evaluations]
+    keys = [_interval_key(values) for values in counted]
+    known = cache.get_many(keys)
     groups: dict[int, list[int]] = {}
     for i, values in enumerate(counted):
-        groups.setdefault(len(values), []).append(i)
-    intervals: list = [None] * len(evaluations)
+        if keys[i] not in known:
+            groups.setdefault(len(values), []).append(i)
     for members in groups.values():
         values = np.stack([counted[i] for i in members])
         found = bootstrap_mean_cis(
@@ -315,9 +325,21 @@ def _intervals(evaluations: list[Evaluation]) -> list[ConfidenceInterval]:
             n_resamples=INTERVAL_RESAMPLES,
             seed=INTERVAL_SEED,
         )
-        for i, interval in zip(members, found, strict=True):
-            intervals[i] = interval
-    return intervals
+        drawn = {keys[i]: interval for i, interval in zip(members, found, strict=True)}
+        cache.set_many(drawn, timeout=INTERVAL_CACHE_SECONDS)
+        known.update(drawn)
+    return [known[key] for key in keys]
+
+
+def _interval_key(values: np.ndarray) -> str:
+    """The cache key of the interval of ``values`` (float64, the counted values in query
+    order): the interval is a function of them and of the fixed parameters alone, as the
+    comparison's test is (metrics.dashboards.compare.significance), so a page shown
+    again over the same values (the same k, the same past moment) reuses it, and any
+    change of a value is another key."""
+    digest = hashlib.sha256(np.ascontiguousarray(values, dtype=np.float64).tobytes()).hexdigest()
+    parameters = f"{INTERVAL_CONFIDENCE}:{INTERVAL_RESAMPLES}:{INTERVAL_SEED}"
+    return f"metrics:overview:interval:{parameters}:{len(values)}:{digest}"
 
 
 def _finite(value: float | None) -> float | None:
@@ -396,9 +418,9 @@ def pool_progress(
         return PoolProgress(totals["pairs"], totals["collected"] or 0, wanted, project.pool_depth)
     if pairs is None:
         pairs = selectors.pair_grades(project.pk, fresh=fresh, policy="mean")
-    pool = pgcopy.copy_rows(POOL_PAIRS_SQL, {"project": project.pk}, POOL_PAIR_COLUMNS)
-    keys = selectors.pair_keys(pool["query_id"], pool["document_id"])
+    [column] = pgcopy.copy_row(POOL_PAIRS_SQL, {"project": project.pk})
+    keys = selectors.unpacked(column, ">i8")
     # A pair without a grade is not among ``pairs``: NaN, counted 0.
     grades = np.nan_to_num(sorted_lookup(pairs.keys, pairs.raters.astype(np.float64), keys))
     collected = int(np.minimum(grades, wanted).sum())
-    return PoolProgress(len(pool), collected, wanted, project.pool_depth)
+    return PoolProgress(len(keys), collected, wanted, project.pool_depth)

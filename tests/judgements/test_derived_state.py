@@ -6,6 +6,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
+from judgements import log_blocks
 from judgements.derived import oracles
 from judgements.models import Project, ResultList
 from judgements.packed import blocks_refresh, packed_fill
@@ -36,6 +37,8 @@ def corrupt(*statements: str) -> None:
     for result_list in ResultList.objects.all():
         for policy in policy_names():
             assert blocks_refresh(result_list.pk, policy)
+    for project in Project.objects.all():
+        assert log_blocks.spans(project.pk) is not None
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL judgements.defer_derived = on")
         for statement in statements:
@@ -78,6 +81,10 @@ def test_the_demo_is_clean(demo):
          "(SELECT min(id) FROM metrics_latestmetricpoint)", "metrics_latestmetricpoint"),
         ("UPDATE metrics_revisioncount SET revisions = revisions + 1 WHERE id = "
          "(SELECT min(id) FROM metrics_revisioncount)", "metrics_revisioncount"),
+        # The last span of a block (its pair's highest grade) gets a grade nobody gave.
+        ("UPDATE judgements_logblock SET grades = overlay(grades PLACING '\\x0900'::bytea "
+         "FROM length(grades) - 1 FOR 2) WHERE id = "
+         "(SELECT min(id) FROM judgements_logblock WHERE grades <> '')", "judgements_logblock"),
     ],
 )  # fmt: skip
 def test_a_wrong_row_is_reported_with_its_table_and_key_and_rebuild_repairs_it(
