@@ -170,13 +170,16 @@ def test_a_hundred_raters_grading_at_once_leave_every_derived_table_exact(settin
                 kind = "cant_tell" if (number + round_number) % 7 == 0 else "grade"
                 try:
                     answer(rater, pair, kind, None if kind == "cant_tell" else number % 4)
-                    answered.append(pair)
+                    answered.append((pair, kind))
                 except PairComplete:
                     refused.append(rater.username)
-            if answered and number % 3 == 0:
-                answer(rater, answered[0], "grade", (number + 1) % 4)  # a revision
+            graded = [pair for pair, kind in answered if kind == "grade"]
+            # A revision of a grade. (A can't tell changed to a grade may take the slot of
+            # a rater holding the pair's lease, who is then rightly refused.)
+            if graded and number % 3 == 0:
+                answer(rater, graded[0], "grade", (number + 1) % 4)
             if answered and number % 5 == 0:
-                answer(rater, answered[-1], "retract", None)
+                answer(rater, answered[-1][0], "retract", None)
         finally:
             thread_connection.close()
 
