@@ -276,7 +276,14 @@ def workers(count: int):
                     stdout=subprocess.DEVNULL, stderr=log,
                 )
             )  # fmt: skip
-    time.sleep(6)  # Django's start in each worker, before it polls the queue.
+    deadline = time.monotonic() + 120
+    # Every worker polling before the chunks are queued.
+    while not all(
+        "Starting worker" in (logs / f"worker{n}.log").read_text() for n in range(count)
+    ):
+        if time.monotonic() > deadline:
+            raise SystemExit("The workers did not start; see .bench/worker*.log.")
+        time.sleep(0.1)
     try:
         yield
     finally:

@@ -99,8 +99,6 @@ def test_worker_processes_running_the_chunks_store_the_unsplit_values(settings, 
     project = generated("split-workers")
     whole = unsplit(project)
     points_delete(project)
-    for result_list in project.result_lists.all():
-        recompute.result_list_recompute(result_list=result_list, chunks=5, as_of=AS_OF)
     environment = production_environment(DATABASE_URL=database_url(), TASKS_BACKEND="database")
     command = ["manage.py", "db_worker", "--interval", "0.1", "--no-reload", "--no-startup-delay"]
     workers = [start(command, environment, tmp_path / f"worker{n}.log") for n in range(2)]
@@ -108,6 +106,12 @@ def test_worker_processes_running_the_chunks_store_the_unsplit_values(settings, 
 
     try:
         deadline = time.monotonic() + 120
+        # Both polling before the chunks are queued, so that each takes some.
+        while not all("Starting worker" in tail(worker) for worker in workers):
+            assert time.monotonic() < deadline, tail(workers[0])
+            time.sleep(0.1)
+        for result_list in project.result_lists.all():
+            recompute.result_list_recompute(result_list=result_list, chunks=5, as_of=AS_OF)
         while DBTaskResult.objects.exclude(status="SUCCESSFUL").exists():
             assert time.monotonic() < deadline, tail(workers[0])
             assert all(worker.poll() is None for worker in workers), tail(workers[0])
