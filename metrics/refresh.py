@@ -16,6 +16,7 @@ from metrics.evaluate import (
     overall_intervals,
     overall_of,
     overall_point,
+    point_columns,
     read_depth,
     unreturned_count,
 )
@@ -275,17 +276,7 @@ def _query_points(result_list, spec, query, columns, as_of) -> list[MetricPoint]
 def _rebuilt_columns(log, result_list, spec, pairs) -> dict[str, np.ndarray]:
     """What ``metric_points_build`` computes, as one array per stored column."""
     grades = log.result_list_grades(result_list.pk, pairs, depth=read_depth(spec))
-    result = ndcg_of(grades, spec)
-    return {
-        "query_id": grades.query_ids,
-        "value": result.ndcg,
-        "dcg": result.dcg,
-        "idcg": result.idcg,
-        "judged": result.judged,
-        "retrieved": result.retrieved,
-        "judgements": grades.judgements,
-        "zero_idcg": result.all_irrelevant,
-    }
+    return point_columns(grades, ndcg_of(grades, spec))
 
 
 def _rebuilt_overalls_store(spec, built: dict, *, as_of, judged_queries) -> None:

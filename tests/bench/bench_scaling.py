@@ -43,6 +43,7 @@ import statistics
 import subprocess
 import sys
 import time
+import warnings
 from collections import defaultdict
 from contextlib import contextmanager
 from pathlib import Path
@@ -53,6 +54,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ["DEBUG"] = "False"
 os.environ.setdefault("SECRET_KEY", "bench-only-not-secret-" * 3)
 os.environ["TASKS_BACKEND"] = "database"
+# Without collectstatic's folder WhiteNoise warns on every request's first use.
+warnings.filterwarnings("ignore", message="No directory at")
 
 import django  # noqa: E402
 

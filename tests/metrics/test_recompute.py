@@ -58,7 +58,9 @@ def unsplit(project: Project) -> list[tuple]:
 
 
 @pytest.mark.django_db
-def test_a_split_recompute_stores_exactly_what_an_unsplit_one_does():
+def test_a_split_recompute_stores_exactly_what_an_unsplit_one_does(monkeypatch):
+    # Chunks of 17 or 18 queries, each read and written in parts of up to 11.
+    monkeypatch.setattr(recompute, "PART_QUERIES", 11)
     project = generated()
     whole = unsplit(project)
     # Per-query points of both lists and an overall point of each, with an interval.
