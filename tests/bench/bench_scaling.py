@@ -119,19 +119,15 @@ def first_points(project: Project) -> None:
     whose query (packed.BLOCK_ROWS_SQL) compares every row of the list with every block
     at 1M queries (hours; see the report of this benchmark's commit)."""
     tasks.packed_fill(project.pk)
+    spec = project_spec(project)
+    as_of = refresh.refresh_moment(project, spec, buckets.bucket_end(timezone.now(), "hour"))
     for result_list in project.result_lists.all():
-        query_ids = list(
-            recompute._list_queries(result_list)
-            .order_by("query_id")
-            .values_list("query_id", flat=True)
-        )
-        as_of = refresh.refresh_moment(
-            project, project_spec(project), buckets.bucket_end(timezone.now(), "hour")
-        )
-        for start in range(0, len(query_ids), 50_000):
-            run = query_ids[start : start + 50_000]
+        queries = recompute._list_queries(result_list).count()
+        firsts = recompute.chunk_firsts(result_list, max(1, queries // 50_000))
+        stamp = timezone.now().isoformat()
+        for chunk in range(len(firsts)):
             recompute.result_list_chunk_recompute.call(
-                result_list.pk, run[0], run[-1], as_of.isoformat()
+                result_list.pk, as_of.isoformat(), stamp, firsts, chunk
             )
 
 
@@ -344,9 +340,10 @@ def recompute_table(counts: list[int], chunks: int) -> None:
     spec = project_spec(project)
     queries = recompute._list_queries(result_list).count()
     as_of = MetricPoint.objects.filter(result_list=result_list).latest("as_of").as_of
-    last = recompute._list_queries(result_list).order_by("-query_id").first().query_id
     started = time.perf_counter()
-    recompute.result_list_chunk_recompute.call(result_list.pk, 0, last, as_of.isoformat())
+    firsts = recompute.chunk_firsts(result_list, 1)
+    stamp = timezone.now().isoformat()
+    recompute.result_list_chunk_recompute.call(result_list.pk, as_of.isoformat(), stamp, firsts, 0)
     whole = time.perf_counter() - started
     started = time.perf_counter()
     evaluate.overall_point(result_list, spec, as_of=as_of)
@@ -393,10 +390,12 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--chunks", type=int, default=8)
     parser.add_argument("--skip-workers", action="store_true")
+    parser.add_argument("--skip-grades", action="store_true")
     args = parser.parse_args()
     print(f"bench_scaling: load average {load()} (2 cores, shared)", flush=True)
-    rows = grade_table(args.sizes, args.grades, args.seconds)
-    grade_summary(rows)
+    if not args.skip_grades:
+        rows = grade_table(args.sizes, args.grades, args.seconds)
+        grade_summary(rows)
     if not args.skip_workers:
         recompute_table(args.workers, args.chunks)
     print(f"load average {load()}")

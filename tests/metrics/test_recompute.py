@@ -76,16 +76,19 @@ def test_a_split_recompute_stores_exactly_what_an_unsplit_one_does(monkeypatch):
 @pytest.mark.django_db
 def test_the_overall_point_waits_for_the_last_chunk():
     project = generated()
-    result_list = project.result_lists.first()
-    results = recompute.result_list_recompute(result_list=result_list, chunks=1, as_of=AS_OF)
-    assert results[0].return_value == 120
-    points_delete(project)
-    first_half = recompute.result_list_chunk_recompute.call(
-        result_list.pk, 0, project.queries.order_by("pk")[59].pk, AS_OF.isoformat()
-    )
+    result_list = project.result_lists.order_by("pk").first()
+    recompute.result_list_recompute(result_list=result_list, chunks=1, as_of=AS_OF)
     overall = MetricPoint.objects.filter(result_list=result_list, query=None)
-    assert first_half == 60
-    assert not overall.exists()
+    before = overall.get()
+    # A second recompute in two chunks: the points of the first are all there, but the
+    # overall point is stored again only once both chunks of this one have run.
+    firsts = recompute.chunk_firsts(result_list, 2)
+    stamp = "2026-11-20T09:45:00+00:00"
+    run = recompute.result_list_chunk_recompute.call
+    assert run(result_list.pk, AS_OF.isoformat(), stamp, firsts, 1) == 60
+    assert overall.get().computed_at == before.computed_at
+    assert run(result_list.pk, AS_OF.isoformat(), stamp, firsts, 0) == 60
+    assert overall.get().computed_at > before.computed_at
 
 
 @pytest.mark.django_db
