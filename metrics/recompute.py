@@ -4,8 +4,9 @@ task workers run side by side.
 ``result_list_recompute`` cuts the list's queries (in id order) into ``chunks`` runs
 and queues one ``result_list_chunk_recompute`` task per run. Each chunk computes and
 stores its queries' points exactly as a refresh computes any query's (per-query
-points do not depend on each other), and the chunk that finds every query of the list
-stored at the moment stores the overall point, read as the refresh reads it. So the
+points do not depend on each other), and the chunk that finds every chunk's points
+committed (each point carries the recompute's stamp as ``computed_at``) stores the
+overall point, read as the refresh reads it. So the
 stored numbers are those of an unsplit recompute; ``tests/metrics/test_recompute.py``
 compares them. With the immediate task backend the chunks run one after the other, in
 the calling process; with the database backend each free worker takes one.
@@ -32,9 +33,9 @@ from metrics.registry import project_spec
 
 # Queries read and written at a time within a chunk. The packed read is given their ids,
 # and its cost grows with the ids times the rows it scans (metrics.selectors'
-# STORED_RANKED_SQL): given 100k ids at once it took 32 s, in parts of 2,000 about 6 s
-# (scale-100k, loaded machine). Values do not depend on the part a query is computed
-# in (metrics.core.batch_dcg).
+# STORED_RANKED_SQL): given 100k ids at once it took 32 s of a 72 s recompute, which
+# takes 10-13 s in parts of 2,000 (scale-100k, loaded machine). Values do not depend on
+# the part a query is computed in (metrics.core.batch_dcg).
 PART_QUERIES = 2_000
 
 
