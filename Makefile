@@ -39,8 +39,8 @@ e2e: $(STAMP)
 # use the development database and build a generate_load project if missing (10k queries,
 # 1M judgements: 45 s into a fresh database at load 1, 62 s when the tables already hold
 # twice as many rows; bench_generate_load). bench_scaling builds three more projects
-# (10k, 100k and 1M queries x 10 hits, 100k judgements each: about 9 minutes and 6 GB the
-# first time). Each benchmark records its figures against their targets in
+# (10k, 100k and 1M queries x 10 hits, 100k judgements each: about 13 minutes and 6 GB
+# the first time; the run itself about 12 minutes). Each benchmark records its figures against their targets in
 # .bench/summary.tsv, and the last step prints them all (tests/bench/summary.py).
 bench: $(VENV)/.installed-bench
 	$(PY) manage.py migrate --no-input

@@ -6,9 +6,9 @@ Run as ``.venv/bin/python tests/bench/bench_scaling.py [--grades 200] [--sizes 1
 development database. The projects "scale-10k", "scale-100k" and "scale-1m" are built
 when missing with ``generate_load --queries N --hits-per-query 10 --judgements 100000
 --result-lists 1`` (a few seconds, 45 s and about 7 minutes on the 2-core machine; the
-1M one takes about 6 GB), and their stored metrics computed once, untimed, so that a
-grade's refresh finds the list computed (as in a running project) and recomputes only
-the graded query.
+1M one takes about 5 GB), and their stored metrics computed once, untimed (3 s, 39 s and
+about 5 minutes), so that a grade's refresh finds the list computed (as in a running
+project) and recomputes only the graded query.
 
 1. The cost of one grade. The user "bench_scaler" (rater role) posts grades through
    ``POST /api/judgements/create/`` in-process (Django's test Client, DEBUG off, the
