@@ -107,6 +107,20 @@ def ndcg_of(grades, spec: MetricSpec):
     )
 
 
+def point_columns(grades, result) -> dict[str, np.ndarray]:
+    """The stored per-query columns of an evaluation (``log_replay.points_upsert``)."""
+    return {
+        "query_id": grades.query_ids,
+        "value": result.ndcg,
+        "dcg": result.dcg,
+        "idcg": result.idcg,
+        "judged": result.judged,
+        "retrieved": result.retrieved,
+        "judgements": grades.judgements,
+        "zero_idcg": result.all_irrelevant,
+    }
+
+
 def metric_points_build(
     result_list, spec, *, as_of, pairs=None, only=None, fresh: Freshness | None = None
 ) -> list[MetricPoint]:

@@ -213,18 +213,24 @@ WHERE latest.as_of <= EXCLUDED.as_of
 
 
 def points_upsert(
-    *, result_list_id: int, metric: str, as_of: dt.datetime, columns: dict[str, np.ndarray]
+    *,
+    result_list_id: int,
+    metric: str,
+    as_of: dt.datetime,
+    columns: dict[str, np.ndarray],
+    computed_at: dt.datetime | None = None,
 ) -> None:
     """Insert or replace one result list's per-query points at ``as_of``, and their
     copies in the latest table unless a newer point is there.
 
-    ``columns`` maps each of ``POINT_COLUMNS`` to an array with one value per query.
+    ``columns`` maps each of ``POINT_COLUMNS`` to an array with one value per query;
+    ``computed_at`` is now unless given.
     """
     params = {
         "result_list": result_list_id,
         "metric": metric,
         "as_of": as_of,
-        "computed_at": timezone.now(),
+        "computed_at": computed_at or timezone.now(),
     }
     with connection.cursor() as cursor:
         cursor.execute(POINTS_TABLE_SQL)

@@ -16,6 +16,7 @@ from metrics.evaluate import (
     overall_intervals,
     overall_of,
     overall_point,
+    point_columns,
     read_depth,
     unreturned_count,
 )
@@ -74,6 +75,21 @@ def _latest_store(points: list[MetricPoint]) -> None:
             )
 
 
+# One class of advisory-lock keys, hashed with the result list's id (result_list_lock).
+RECOMPUTE_LOCK = "metrics.recompute"
+
+
+def result_list_lock(result_list_id: int, *, shared: bool = False) -> None:
+    """Take the result list's recompute lock until the transaction ends: exclusive
+    while a refresh writes the list, shared by each chunk of a split recompute
+    (``metrics.recompute``), which then run side by side."""
+    function = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {function}(hashtextextended(%s, %s))", [RECOMPUTE_LOCK, result_list_id]
+        )
+
+
 def queries_mark_stale(*, query_ids) -> None:
     """Mark queries whose judgements changed; one row per query however many grades arrive."""
     StaleQuery.objects.bulk_create(
@@ -100,7 +116,7 @@ def metrics_refresh(*, project: Project, now: dt.datetime | None = None) -> int:
     revisions.revisions_recount(query_ids=stale)
     written = 0
     for spec in stored_specs(project):
-        as_of = _refresh_moment(project, spec, hour)
+        as_of = refresh_moment(project, spec, hour)
         fresh = sources.freshness(project, as_of=as_of)
         judged_queries = None
         # Every refresh writes the shared rows (overall points, lists computed whole) in
@@ -110,6 +126,9 @@ def metrics_refresh(*, project: Project, now: dt.datetime | None = None) -> int:
             only = stale if computed.exists() else None
             if only is not None and not only:
                 continue
+            # Waits for chunks of a split recompute reading the list's grades now
+            # (metrics.recompute), so that their older reading never lands after this one.
+            result_list_lock(result_list.pk)
             points = metric_points_build(result_list, spec, as_of=as_of, only=only, fresh=fresh)
             written += len(points)
             if judged_queries is None and spec.mean_over == "all":
@@ -118,7 +137,7 @@ def metrics_refresh(*, project: Project, now: dt.datetime | None = None) -> int:
     return written
 
 
-def _refresh_moment(project: Project, spec: MetricSpec, hour: dt.datetime) -> dt.datetime:
+def refresh_moment(project: Project, spec: MetricSpec, hour: dt.datetime) -> dt.datetime:
     """The current hour's end, or the series' newest moment if that is later.
 
     A rebuild's last bucket ends on the next boundary (tomorrow's midnight for
@@ -257,17 +276,7 @@ def _query_points(result_list, spec, query, columns, as_of) -> list[MetricPoint]
 def _rebuilt_columns(log, result_list, spec, pairs) -> dict[str, np.ndarray]:
     """What ``metric_points_build`` computes, as one array per stored column."""
     grades = log.result_list_grades(result_list.pk, pairs, depth=read_depth(spec))
-    result = ndcg_of(grades, spec)
-    return {
-        "query_id": grades.query_ids,
-        "value": result.ndcg,
-        "dcg": result.dcg,
-        "idcg": result.idcg,
-        "judged": result.judged,
-        "retrieved": result.retrieved,
-        "judgements": grades.judgements,
-        "zero_idcg": result.all_irrelevant,
-    }
+    return point_columns(grades, ndcg_of(grades, spec))
 
 
 def _rebuilt_overalls_store(spec, built: dict, *, as_of, judged_queries) -> None:

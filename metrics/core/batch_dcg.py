@@ -87,16 +87,19 @@ def ranked_dcg_and_judged(
     longest = int(lengths.max()) if len(lengths) else 0
     width = longest if k is None else min(k, longest)
     retrieved = np.minimum(lengths, width)
-    # A dense (queries x width) matrix turns the sums into one matrix-vector
-    # product; it is used when padding short lists wastes little memory.
+    # A dense (queries x width) matrix turns the sums into a few passes over its
+    # columns; it is used when padding short lists wastes little memory.
     gains_of = signed_gain_values if signed else gain_values
     if len(lengths) * width <= 2 * len(ranked) + 1024:
         matrix, _ = padded_rows(ranked, offsets, width)
-        dcg = gains_of(matrix, gain) @ discount_values(width, discount)
+        dcg = row_weighted_sums(gains_of(matrix, gain), discount_values(width, discount))
         return dcg, np.count_nonzero(~np.isnan(matrix), axis=1).astype(np.int64), retrieved
-    weights = np.zeros(longest)
-    weights[:width] = discount_values(width, discount)
-    dcg = segment_sums(gains_of(ranked, gain) * weights[positions(offsets)], offsets)
+    # Each query's top ``width`` summed in rank order (bincount adds its weights one
+    # after the other), as the dense path sums them: the same value either way.
+    rank = positions(offsets)
+    top = rank < width
+    weighted = gains_of(ranked[top], gain) * discount_values(width, discount)[rank[top]]
+    dcg = np.bincount(segment_ids(offsets)[top], weights=weighted, minlength=len(lengths))
     return dcg, judged_counts(ranked, offsets, k)[0], retrieved
 
 
@@ -140,7 +143,29 @@ def idcg_from_counts(
         ends, starts = np.minimum(ends, depth), np.minimum(starts, depth)
     prefix = discount_prefix_sums(int(ends[:, -1].max()) if n_queries else 0, discount)
     level_gains = gain_values(np.arange(n_levels - 1, 0, -1), gain)
-    return (prefix[ends] - prefix[starts]) @ level_gains
+    return row_weighted_sums(prefix[ends] - prefix[starts], level_gains)
+
+
+def row_weighted_sums(matrix: FloatArray, weights: FloatArray) -> FloatArray:
+    """Each row's sum of its values times ``weights``, added column by column.
+
+    A matrix-vector product would be BLAS's, which sums rows in blocks whose
+    rounding depends on how many rows the matrix has and where a row falls: a
+    query's value would change in its last bit with the queries computed beside it
+    (a refresh of one query against the whole list, a list split into chunks).
+    Column by column, each row's sum is the same left-to-right sum whatever the
+    other rows; columns of zeros past a short row's end add exactly nothing.
+
+    Examples
+    --------
+    >>> row_weighted_sums(np.array([[1.0, 2.0], [3.0, 0.0]]), np.array([1.0, 0.5])).tolist()
+    [2.0, 3.0]
+    """
+    columns = np.ascontiguousarray(matrix.T)
+    sums = np.zeros(matrix.shape[0])
+    for column, weight in zip(columns, weights, strict=True):
+        sums += column * weight
+    return sums
 
 
 def idcg_from_grades(
@@ -160,7 +185,32 @@ def idcg_from_grades(
     counts = grade_counts(grades, offsets)
     if counts is not None:
         return idcg_from_counts(counts, depth, gain, discount)
+    # Some grade is fractional (a mean consensus): the queries whose grades are all
+    # small integers still take the counts path, as each would alone, since the two
+    # paths round differently and a query's value must not depend on the queries
+    # computed beside it (a refresh of one query, a list split into chunks).
     usable = grades >= 0  # NaN compares False, so unjudged grades drop out too.
+    countable = ~usable | ((grades == np.floor(grades)) & (grades <= MAX_COUNTED_GRADE))
+    counted = segment_sums((~countable).astype(np.int64), offsets) == 0
+    if not counted.any():
+        return _idcg_sorted(grades, offsets, usable, depth, gain, discount)
+    idcg = np.empty(len(offsets) - 1)
+    values, part_offsets = _segments_of(grades, offsets, counted)
+    idcg[counted] = idcg_from_counts(grade_counts(values, part_offsets), depth, gain, discount)
+    values, part_offsets = _segments_of(grades, offsets, ~counted)
+    idcg[~counted] = _idcg_sorted(values, part_offsets, values >= 0, depth, gain, discount)
+    return idcg
+
+
+def _segments_of(
+    values: FloatArray, offsets: Int64Array, keep: NDArray[np.bool_]
+) -> tuple[FloatArray, Int64Array]:
+    """The segments flagged in ``keep``, flat, and their offsets."""
+    lengths = np.diff(offsets)[keep]
+    return values[keep[segment_ids(offsets)]], np.concatenate(([0], np.cumsum(lengths)))
+
+
+def _idcg_sorted(grades, offsets, usable, depth, gain, discount) -> FloatArray:
     if np.all(usable) and _highest_first(grades, offsets):
         # Already the ideal lists (the packed grades come so): the sort is skipped.
         return ranked_dcg(grades, offsets, depth, gain, discount)

@@ -35,6 +35,7 @@ from core_peers import (  # noqa: E402
     run_command,
     temporary_folder,
 )
+from summary import load_average, record  # noqa: E402
 
 from metrics.core import grade_counts, ndcg_batch  # noqa: E402
 from metrics.core.ranking import rank_queries  # noqa: E402
@@ -206,6 +207,10 @@ def _bench_command(collection, work: Path, trec_eval, timeout: float, size: int)
             print(
                 f"  target: >= {target}x faster than {name} (wall): {wall_ratio:.1f}x, {verdict}"
             )
+            record(
+                f"python -m metrics.core vs {name}, {size:,} queries (wall)",
+                f"{wall_ratio:.1f}x", f">= {target}x", wall_ratio >= target, load_average(),
+            )  # fmt: skip
 
 
 def _command_target(name: str, size: int) -> int | None:

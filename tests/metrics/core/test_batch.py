@@ -266,3 +266,41 @@ def test_fractional_grades_come_highest_first_by_either_sort(longest):
     ]
     bounds = itertools.pairwise(sorted_offsets)
     assert [values[start:end].tolist() for start, end in bounds] == expected
+
+
+@pytest.mark.parametrize("k", [5, 10, None])
+@pytest.mark.parametrize("unjudged", ["zero", "remove"])
+def test_a_querys_values_do_not_depend_on_the_queries_beside_it_bit_for_bit(k, unjudged):
+    # A refresh recomputes one query, a split recompute a chunk of the list: each must
+    # store exactly what the whole list's computation stores. Mean-consensus grades mix
+    # halves (the sorting path) with whole grades (the counts path), and one long list
+    # makes the whole batch take the flat DCG path where a chunk takes the dense one.
+    rng = np.random.default_rng(11)
+    lengths = np.r_[rng.integers(0, 15, size=60), 300]
+    ranked = rng.choice([np.nan, 0, 1, 2, 3, 0.5, 1.5], size=lengths.sum())
+    judged_lengths = rng.integers(0, 20, size=61)
+    judged = rng.integers(0, 4, size=judged_lengths.sum()).astype(float)
+    judged[: judged_lengths[:30].sum()] /= 2  # The first 30 queries' grades are halves.
+    queries = [
+        (ranked[a:b], judged[c:d])
+        for a, b, c, d in zip(
+            *(offsets_from_lengths(lengths)[:-1], offsets_from_lengths(lengths)[1:]),
+            *(offsets_from_lengths(judged_lengths)[:-1], offsets_from_lengths(judged_lengths)[1:]),
+            strict=True,
+        )
+    ]
+
+    def computed(chosen):
+        hits, hit_offsets = flatten([list(queries[i][0]) for i in chosen])
+        ideal, ideal_offsets = flatten([list(queries[i][1]) for i in chosen])
+        result = ndcg_batch(
+            hits, hit_offsets, k=k, unjudged=unjudged,
+            ideal_grades=ideal, ideal_offsets=ideal_offsets,
+        )  # fmt: skip
+        return np.c_[result.ndcg, result.dcg, result.idcg]
+
+    whole = computed(range(61))
+    assert np.array_equal(np.vstack([computed([i]) for i in range(61)]), whole)
+    for start in range(0, 61, 7):
+        chunk = range(start, min(start + 7, 61))
+        assert np.array_equal(computed(chunk), whole[start : start + 7])

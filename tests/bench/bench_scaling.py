@@ -1,0 +1,406 @@
+"""Benchmark how cost grows: one grade's refresh at 10k, 100k and 1M queries, and a
+100k-query result list's recompute split across 1, 2 and 4 task workers.
+
+Run as ``.venv/bin/python tests/bench/bench_scaling.py [--grades 200] [--sizes 10000
+100000 1000000] [--workers 1 2 4]``. It is not a pytest test, and it works on the
+development database. The projects "scale-10k", "scale-100k" and "scale-1m" are built
+when missing with ``generate_load --queries N --hits-per-query 10 --judgements 100000
+--result-lists 1`` (a few seconds, 45 s and about 7 minutes on the 2-core machine; the
+1M one takes about 5 GB), and their stored metrics computed once, untimed (3 s, 39 s and
+about 5 minutes), so that a grade's refresh finds the list computed (as in a running
+project) and recomputes only the graded query.
+
+1. The cost of one grade. The user "bench_scaler" (rater role) posts grades through
+   ``POST /api/judgements/create/`` in-process (Django's test Client, DEBUG off, the
+   database task queue, as gunicorn serves it): the statement's time is the request's.
+   Then the refresh the grade queued is run here, as the worker runs it
+   (``metrics.tasks.project_metrics_refresh``), and timed apart, split into the packed
+   rows' fill, the graded query's per-query point, the overall point of the list (a
+   mean and a bootstrap interval over every query of the list) and the rest. Each grade
+   goes to a pair no other rater graded, spread over the project's queries, and changes
+   the bench rater's own earlier answer on later runs. The per-query part is flat by
+   design; the overall point reads every query's latest point, so it grows with the
+   list (see the table).
+
+2. The recompute of the 100k-query list, split into chunks of queries
+   (``metrics.recompute``): first in this process, unsplit (the per-query points, then
+   the overall point, timed apart); then queued as ``--chunks`` tasks and run by 1, 2
+   and 4 ``db_worker`` processes started for it, from the enqueue to the last task's
+   end. The stored values after each run are compared with the unsplit run's, bit for
+   bit. On this machine's 2 cores, shared with PostgreSQL (which does part of each
+   chunk's work) and with other work, 2 workers can at best approach 2x and 4 workers
+   add nothing; the design predicts near-linear speed-up up to the cores (each chunk
+   reads its own queries' rows and writes its own points; only the overall point, last,
+   is serial), then flat.
+
+Each figure is printed with the load average at the time; the summary lines go to
+``.bench/summary.tsv`` (``tests/bench/summary.py``).
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+import warnings
+from collections import defaultdict
+from contextlib import contextmanager
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPOSITORY))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ["DEBUG"] = "False"
+os.environ.setdefault("SECRET_KEY", "bench-only-not-secret-" * 3)
+os.environ["TASKS_BACKEND"] = "database"
+# Without collectstatic's folder WhiteNoise warns on every request's first use.
+warnings.filterwarnings("ignore", message="No directory at")
+
+import django  # noqa: E402
+
+django.setup()
+
+import numpy as np  # noqa: E402
+from django.contrib.auth.models import Group, User  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.utils import timezone  # noqa: E402
+from django_tasks_db.models import DBTaskResult  # noqa: E402
+from summary import load_average as load  # noqa: E402
+from summary import record  # noqa: E402
+
+from judgements.models import Hit, Judgement, Project  # noqa: E402
+from judgements.roles import Role  # noqa: E402
+from metrics import (  # noqa: E402
+    buckets,
+    evaluate,
+    recompute,
+    refresh,
+    revisions,
+    selectors,
+    tasks,
+)
+from metrics.models import LatestMetricPoint, MetricPoint  # noqa: E402
+from metrics.registry import project_spec  # noqa: E402
+
+SLUGS = {10_000: "scale-10k", 100_000: "scale-100k", 1_000_000: "scale-1m"}
+RATER = "bench_scaler"
+# The issue's grade POST row: p95 of a grade's request plus its refresh.
+GRADE_TARGET_MS = 25.0
+# "Flat": a grade at 1M queries costs at most this many times one at 10k.
+FLAT_TARGET = 1.5
+# Near-linear up to the cores: 2 workers on 2 cores.
+SPEEDUP_TARGET = 1.7
+
+
+def scale_project(queries: int) -> Project:
+    slug = SLUGS.get(queries, f"scale-{queries}")
+    project = Project.objects.filter(slug=slug).first()
+    if project is None:
+        print(f"Building {slug} ({queries:,} queries x 10 hits, 100k judgements) ...", flush=True)
+        started = time.perf_counter()
+        call_command(
+            "generate_load", slug=slug, queries=queries, hits_per_query=10,
+            judgements=100_000, result_lists=1,
+        )  # fmt: skip
+        print(f"  built in {time.perf_counter() - started:.0f} s", flush=True)
+        project = Project.objects.get(slug=slug)
+    if not LatestMetricPoint.objects.filter(result_list__project=project).exists():
+        started = time.perf_counter()
+        first_points(project)
+        print(f"  {slug}: first points (whole list) {time.perf_counter() - started:.1f} s")
+    return project
+
+
+def first_points(project: Project) -> None:
+    """Every query's point, as the refresh computes a list with none, but in chunks of
+    50k queries run here: the refresh reads a whole list through its packed blocks,
+    whose query (judgements.packed.BLOCK_ROWS_SQL) PostgreSQL plans as a nested loop
+    comparing every row of the list with every block: 1M rows x 7,813 blocks, still
+    running after 8 minutes (the 100k list's took 39 s in all)."""
+    tasks.packed_fill(project.pk)
+    spec = project_spec(project)
+    as_of = refresh.refresh_moment(project, spec, buckets.bucket_end(timezone.now(), "hour"))
+    for result_list in project.result_lists.all():
+        queries = recompute._list_queries(result_list).count()
+        firsts = recompute.chunk_firsts(result_list, max(1, queries // 50_000))
+        stamp = timezone.now().isoformat()
+        for chunk in range(len(firsts)):
+            recompute.result_list_chunk_recompute.call(
+                result_list.pk, as_of.isoformat(), stamp, firsts, chunk
+            )
+
+
+def rater_client() -> tuple[User, Client]:
+    user, _ = User.objects.get_or_create(username=RATER)
+    user.groups.add(Group.objects.get(name=Role.RATER.value))
+    client = Client(HTTP_HOST="localhost")  # ALLOWED_HOSTS does not include "testserver".
+    client.force_login(user)
+    return user, client
+
+
+def graded_pairs(project: Project, rater: User, count: int) -> list[tuple[int, int, int]]:
+    """``count`` (query, document, grade) spread over the queries: each pair's last hit,
+    on pairs no other rater graded; the grade differs from the rater's current one."""
+    result_list = project.result_lists.order_by("pk").first()
+    query_ids = np.array(project.queries.order_by("pk").values_list("pk", flat=True))
+    picked = query_ids[np.linspace(0, len(query_ids) - 1, count * 4).astype(int)]
+    hits = Hit.objects.filter(result_list=result_list, query_id__in=picked.tolist(), rank=10)
+    pairs = dict(hits.values_list("query_id", "document_id"))
+    events = Judgement.objects.filter(query_id__in=list(pairs)).values_list(
+        "query_id", "document_id", "rater_id", "grade"
+    )
+    others = {(q, d) for q, d, r, _ in events if r != rater.pk}
+    own = {(q, d): g for q, d, r, g in events.order_by("created_at", "id") if r == rater.pk}
+    open_pairs = [(q, d) for q, d in sorted(pairs.items()) if (q, d) not in others]
+    if len(open_pairs) < count:
+        raise SystemExit(f"Only {len(open_pairs)} open pairs in {project.slug}; fewer grades?")
+    chosen = [open_pairs[i] for i in np.linspace(0, len(open_pairs) - 1, count).astype(int)]
+    return [(q, d, ((own.get((q, d)) or 0) + 1) % 4) for q, d in chosen]
+
+
+class Clock:
+    """Seconds spent in some functions of the refresh, per call of the refresh."""
+
+    def __init__(self):
+        self.spent = defaultdict(float)
+
+    def wrap(self, module, name: str, label: str) -> None:
+        original = getattr(module, name)
+
+        def timed(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.spent[label] += time.perf_counter() - started
+
+        setattr(module, name, timed)
+
+    def take(self) -> dict[str, float]:
+        spent, self.spent = dict(self.spent), defaultdict(float)
+        return spent
+
+
+def grade_series(
+    project: Project, grades: int, seconds: float, clock: Clock
+) -> dict[str, list[float]]:
+    rater, client = rater_client()
+    series = defaultdict(list)
+    deadline = time.perf_counter() + seconds
+    for n, (query, document, grade) in enumerate(graded_pairs(project, rater, grades + 10)):
+        if n >= 30 and time.perf_counter() > deadline:
+            break  # At least 20 timed grades, then as many as the time allows.
+        data = {"query": query, "document": document, "grade": grade}
+        started = time.perf_counter()
+        response = client.post("/api/judgements/create/", data, content_type="application/json")
+        posted = time.perf_counter()
+        if response.status_code != 201:
+            raise SystemExit(f"Grading {query}/{document} gave HTTP {response.status_code}.")
+        clock.take()
+        tasks.project_metrics_refresh.call(project.pk)
+        refreshed = time.perf_counter()
+        if n < 10:
+            continue  # Warm-up: caches and query plans.
+        series["post"].append(posted - started)
+        series["refresh"].append(refreshed - posted)
+        series["total"].append(refreshed - started)
+        for label, seconds in clock.take().items():
+            series[label].append(seconds)
+    # The grades queued a refresh each while none was waiting; this process ran them.
+    DBTaskResult.objects.ready().filter(
+        task_path=tasks.project_metrics_refresh.module_path
+    ).delete()
+    return series
+
+
+def ms(values: list[float], share: float | None = None) -> float:
+    if not values:
+        return 0.0
+    if share is None:
+        return statistics.median(values) * 1000
+    ordered = sorted(values)
+    return ordered[max(0, round(share * len(ordered)) - 1)] * 1000
+
+
+def grade_table(sizes: list[int], grades: int, seconds: float) -> dict[int, dict]:
+    clock = Clock()
+    clock.wrap(tasks, "packed_fill", "packed fill")
+    clock.wrap(refresh, "metric_points_build", "query point")
+    clock.wrap(refresh, "overall_point", "overall point")
+    clock.wrap(evaluate, "latest_values", "latest read")
+    clock.wrap(evaluate, "overall_interval", "interval")
+    clock.wrap(refresh, "metric_points_store", "store")
+    clock.wrap(revisions, "revisions_recount", "revisions")
+    clock.wrap(selectors, "judged_query_ids", "judged queries")
+    # Every project first: a project whose packed rows are not filled yet (just built)
+    # slows every other project's fill (packed.STALE_SQL scans every stale query).
+    projects = {size: scale_project(size) for size in sizes}
+    rows = {}
+    for size, project in projects.items():
+        series = grade_series(project, grades, seconds, clock)
+        rows[size] = {"series": series, "load": load()}
+        count = len(series["total"])
+        print(f"  {project.slug}: {count} grades, load average {rows[size]['load']}", flush=True)
+    parts = ["packed fill", "query point", "overall point", "latest read", "interval", "store"]
+    print(f"\n== One grade at {', '.join(f'{size:,}' for size in sizes)} queries (ms) ==")
+    print("POST: the API request (checks, event, marks); refresh: the task the grade queued,")
+    print("run here as the worker runs it; median of each part of the refresh beside it")
+    print("(the overall point's: reading every query's latest point, and its interval).")
+    head = (
+        f"{'queries':>9} {'grades':>6} {'POST p50':>8} {'p95':>6} {'refresh p50':>11} {'p95':>6} "
+    )
+    head += " ".join(f"{part:>13}" for part in parts) + f" {'total p95':>9}  load"
+    print(head)
+    for size, row in rows.items():
+        s = row["series"]
+        line = (
+            f"{size:>9,} {len(s['total']):>6} {ms(s['post']):>8.1f} {ms(s['post'], 0.95):>6.1f} "
+        )
+        line += f"{ms(s['refresh']):>11.1f} {ms(s['refresh'], 0.95):>6.1f} "
+        line += " ".join(f"{ms(s[part]):>13.1f}" for part in parts)
+        print(line + f" {ms(s['total'], 0.95):>9.1f}  {row['load']}")
+    return rows
+
+
+def grade_summary(rows: dict[int, dict]) -> None:
+    smallest, largest = min(rows), max(rows)
+    p95 = ms(rows[smallest]["series"]["total"], 0.95)
+    record(
+        f"grade POST p95 with its refresh ({smallest:,} queries x 10 hits, bench_scaling)",
+        f"{p95:.1f} ms", f"<= {GRADE_TARGET_MS:g} ms", p95 <= GRADE_TARGET_MS,
+        rows[smallest]["load"],
+    )  # fmt: skip
+    if largest == smallest:
+        return
+    growth = ms(rows[largest]["series"]["total"]) / ms(rows[smallest]["series"]["total"])
+    record(
+        f"grade + refresh median at {largest:,} / at {smallest:,} queries (bench_scaling)",
+        f"{growth:.1f}x", f"<= {FLAT_TARGET:g}x (flat)", growth <= FLAT_TARGET,
+        rows[largest]["load"],
+    )  # fmt: skip
+    print(f"\nA grade with its refresh costs {growth:.1f}x as much at {largest:,} queries as at")
+    verdict = "met" if growth <= FLAT_TARGET else "NOT met"
+    print(f"{smallest:,} (median); target <= {FLAT_TARGET:g}x: {verdict}.")
+
+
+def stored_values(result_list) -> np.ndarray:
+    rows = LatestMetricPoint.objects.filter(result_list=result_list).order_by("query_id")
+    overall = MetricPoint.objects.filter(result_list=result_list, query=None).order_by("-as_of")
+    values = np.array(rows.values_list("query_id", "value", "dcg", "idcg"), dtype=float)
+    return np.r_[values.ravel(), overall.values_list("value", flat=True)[0]]
+
+
+@contextmanager
+def workers(count: int):
+    environment = {**os.environ, "DEBUG": "False", "TASKS_BACKEND": "database"}
+    command = [sys.executable, "manage.py", "db_worker", "--interval", "0.05", "--no-reload"]
+    logs = REPOSITORY / ".bench"
+    logs.mkdir(exist_ok=True)
+    processes = []
+    for n in range(count):
+        with (logs / f"worker{n}.log").open("wb") as log:
+            processes.append(
+                subprocess.Popen(
+                    [*command, "--no-startup-delay"], cwd=REPOSITORY, env=environment,
+                    stdout=subprocess.DEVNULL, stderr=log,
+                )
+            )  # fmt: skip
+    deadline = time.monotonic() + 120
+    # Every worker polling before the chunks are queued.
+    while not all(
+        "Starting worker" in (logs / f"worker{n}.log").read_text() for n in range(count)
+    ):
+        if time.monotonic() > deadline:
+            raise SystemExit("The workers did not start; see .bench/worker*.log.")
+        time.sleep(0.1)
+    try:
+        yield
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.wait(timeout=60)
+
+
+def queued_run(result_list, chunks: int, as_of) -> float:
+    started = time.perf_counter()
+    results = recompute.result_list_recompute(result_list=result_list, chunks=chunks, as_of=as_of)
+    ids = [result.id for result in results]
+    while DBTaskResult.objects.filter(id__in=ids).exclude(status="SUCCESSFUL").exists():
+        if DBTaskResult.objects.filter(id__in=ids, status="FAILED").exists():
+            raise SystemExit("A chunk failed; see .bench/worker*.log.")
+        time.sleep(0.02)
+    return time.perf_counter() - started
+
+
+def recompute_table(counts: list[int], chunks: int) -> None:
+    project = scale_project(100_000)
+    result_list = project.result_lists.order_by("pk").first()
+    spec = project_spec(project)
+    queries = recompute._list_queries(result_list).count()
+    as_of = MetricPoint.objects.filter(result_list=result_list).latest("as_of").as_of
+    started = time.perf_counter()
+    firsts = recompute.chunk_firsts(result_list, 1)
+    stamp = timezone.now().isoformat()
+    recompute.result_list_chunk_recompute.call(result_list.pk, as_of.isoformat(), stamp, firsts, 0)
+    whole = time.perf_counter() - started
+    started = time.perf_counter()
+    evaluate.overall_point(result_list, spec, as_of=as_of)
+    overall = time.perf_counter() - started
+    reference = stored_values(result_list)
+    print(f"\n== Recompute of one {queries:,}-query list, split in {chunks} chunks ==")
+    print(f"In this process, unsplit: {whole:.2f} s, {whole / queries * 1e6:.0f} µs a query")
+    print(f"  of which the overall point (mean and interval over every query): {overall:.2f} s;")
+    print(f"  load average {load()}")
+    print(f"{'workers':>7} {'wall s':>7} {'µs/query':>9} {'speed-up':>8}  equal  load")
+    walls = {}
+    for count in counts:
+        with workers(count):
+            walls[count] = queued_run(result_list, chunks, as_of)
+        equal = np.array_equal(stored_values(result_list), reference)
+        speedup = walls[min(walls)] / walls[count]
+        print(f"{count:>7} {walls[count]:>7.2f} {walls[count] / queries * 1e6:>9.0f} "
+              f"{speedup:>7.2f}x  {'yes' if equal else 'NO'}    {load()}")  # fmt: skip
+        if not equal:
+            raise SystemExit("The split recompute stored other values than the unsplit one.")
+    if 1 in walls and 2 in walls:
+        speedup = walls[1] / walls[2]
+        record(
+            f"recompute of a {queries:,}-query list, 2 workers vs 1 (bench_scaling)",
+            f"{speedup:.2f}x", f">= {SPEEDUP_TARGET:g}x (2 cores)", speedup >= SPEEDUP_TARGET,
+            load(),
+        )  # fmt: skip
+    print(
+        "This machine has 2 cores, shared with PostgreSQL (which does part of each chunk's\n"
+        "work) and with other sessions: 2 workers can at most approach 2x and 4 add nothing.\n"
+        "The design predicts near-linear speed-up up to the cores: chunks read their own\n"
+        "queries' rows and write their own points, side by side (the list's recompute lock\n"
+        "is shared); only the overall point, which the last chunk stores, is serial."
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--grades", type=int, default=200)
+    parser.add_argument(
+        "--seconds", type=float, default=120, help="per project: fewer grades past it (min 20)"
+    )
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--chunks", type=int, default=8)
+    parser.add_argument("--skip-workers", action="store_true")
+    parser.add_argument("--skip-grades", action="store_true")
+    args = parser.parse_args()
+    print(f"bench_scaling: load average {load()} (2 cores, shared)", flush=True)
+    if not args.skip_grades:
+        rows = grade_table(args.sizes, args.grades, args.seconds)
+        grade_summary(rows)
+    if not args.skip_workers:
+        recompute_table(args.workers, args.chunks)
+    print(f"load average {load()}")
+
+
+if __name__ == "__main__":
+    main()
