@@ -36,6 +36,9 @@ _WORD = 8
 _ASCII_ZEROS = np.uint64(0x3030303030303030)
 _EXACT_MANTISSA = np.uint64(1 << 53)
 _EIGHT_DIGITS = np.uint64(10**_WORD)
+_BELOW_TEN = np.uint64(0x7676767676767676)  # Reaches a byte's high bit from 10 up.
+_HIGH_BITS = np.uint64(0x8080808080808080)
+_PAIR_MASK = np.uint64(0x000000FF000000FF)
 # _KEEP_HIGH_BYTES[n] keeps the last n bytes (the high ones) of a little-endian word.
 _KEEP_HIGH_BYTES = np.array(
     [~((1 << (8 * (_WORD - n))) - 1) & ((1 << 64) - 1) for n in range(_WORD + 1)],
@@ -191,18 +194,24 @@ def _eight_digits(
 ) -> tuple[NDArray[np.uint64], NDArray[np.bool_]]:
     """Read each word as 8 digits, its bytes outside ``keep`` taken as ``0``; and which were.
 
-    Lemire's check and conversion ([2] in the module notes), for the first
-    digit in the lowest byte.
+    Lemire's conversion ([2] in the module notes), for the first digit in the
+    lowest byte. Each byte is first xor-ed with ``'0'``, which turns the
+    digits into their values and no other byte into a value below 10, and
+    the bytes outside ``keep`` are cleared (the value of ``'0'``); a byte is
+    a digit when adding ``0x76`` to it does not reach its high bit. (Only a
+    byte of 0x8A or more carries into the next, and it is not a digit
+    anyway.) ``word`` is overwritten.
     """
+    word ^= _ASCII_ZEROS
     word &= keep
-    word |= _ASCII_ZEROS & ~keep
-    high_nibbles = word & np.uint64(0xF0F0F0F0F0F0F0F0)
-    carried = ((word + np.uint64(0x0606060606060606)) & np.uint64(0xF0F0F0F0F0F0F0F0)) >> 4
-    ok = (high_nibbles | carried) == np.uint64(0x3333333333333333)
-    word -= _ASCII_ZEROS
-    word = word * np.uint64(10) + (word >> np.uint64(8))
-    low = (word & np.uint64(0x000000FF000000FF)) * np.uint64(100 + (1_000_000 << 32))
-    high = ((word >> np.uint64(16)) & np.uint64(0x000000FF000000FF)) * np.uint64(
-        1 + (10_000 << 32)
-    )
-    return (low + high) >> np.uint64(32), ok
+    ok = ((word + _BELOW_TEN) | word) & _HIGH_BITS == 0
+    pairs = word * np.uint64(10)
+    pairs += word >> np.uint64(8)
+    low = pairs & _PAIR_MASK
+    low *= np.uint64(100 + (1_000_000 << 32))
+    pairs >>= np.uint64(16)
+    pairs &= _PAIR_MASK
+    pairs *= np.uint64(1 + (10_000 << 32))
+    pairs += low
+    pairs >>= np.uint64(32)
+    return pairs, ok
