@@ -16,7 +16,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -39,8 +39,7 @@ CUT_MEASURES = frozenset({"P", "ndcg_cut", "map_cut"})
 EXIT_BAD_INPUT = 2
 
 
-@dataclass(frozen=True)
-class MeasureRequest:
+class MeasureRequest(NamedTuple):
     """One measure of the command line, with its cut-offs (empty when it takes none)."""
 
     name: str

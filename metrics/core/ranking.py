@@ -21,6 +21,7 @@ judged rows are matched by :mod:`metrics.core.trec_pairs`.
 """
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -42,8 +43,7 @@ class RankedQueries:
     judged_offsets: Int64Array
 
 
-@dataclass(frozen=True)
-class _Blocks:
+class _Blocks(NamedTuple):
     """Runs of neighbouring rows with the same qid: first row, length and query code."""
 
     starts: Int64Array
