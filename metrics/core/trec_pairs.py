@@ -22,27 +22,31 @@ from metrics.core.trec import TrecColumns, TrecFormatError
 
 _MIX2 = np.uint64(0xBF58476D1CE4E5B9)  # An odd constant of the splitmix64 mixer.
 KEY_BLOCK = 1 << 16  # Rows whose keys are made, or compared, at a time.
+# A table's query codes as runs of consecutive rows sharing one: (first rows,
+# lengths, codes), the first rows rising from 0 and the runs covering every row.
+CodeRuns = tuple[Int64Array, Int64Array, Int64Array]
 
 
 def judged_pairs(
     qrels: TrecColumns,
-    qrels_codes: Int64Array,
+    qrels_codes: CodeRuns,
     run: TrecColumns,
     run_rows: Int64Array | None,
-    run_codes: Int64Array,
+    run_codes: CodeRuns,
     run_docnos: NDArray[np.bytes_],
 ) -> tuple[Int64Array, Int64Array]:
     """Each judged run row's qrels row, as (qrels rows, kept run rows), after the duplicate checks.
 
     ``run_rows`` are the kept rows of the run (None: all of them), and
     ``run_codes`` and ``run_docnos`` their query codes and docnos; the
-    returned run rows count kept rows.
+    returned run rows count kept rows. Query codes come as runs of rows
+    (see :data:`CodeRuns`).
 
     Rows are numbered qrels first, then kept run rows; sorted by (query,
     hash of the docno, row), a judged run row comes right after its qrels
     row (see :func:`_sorted_keys`).
     """
-    n_qrels = len(qrels_codes)
+    n_qrels = len(qrels.docnos)
     width = 8 * max(1, -(-max(qrels.docnos.itemsize, run_docnos.itemsize) // 8))
     qrels_words, run_words = as_words(qrels.docnos, width), as_words(run_docnos, width)
     keys, row_bits = _sorted_keys([qrels_codes, run_codes], [qrels_words, run_words])
@@ -59,13 +63,13 @@ def judged_pairs(
             return first, second
     # Otherwise a file lists a document twice, or different documents share
     # a hash: the general way, on both files' rows together.
-    codes = np.concatenate((qrels_codes, run_codes))
+    codes = np.concatenate([np.repeat(runs[2], runs[1]) for runs in (qrels_codes, run_codes)])
     words = np.concatenate((qrels_words, run_words))
     rows = (keys & row_mask).view(np.int64)
     keys >>= np.uint64(row_bits)
     first, second, classes = _equal_pairs(codes, words, rows, keys, at)
     if np.any(first >= n_qrels) or np.any(second < n_qrels):
-        run_rows = np.arange(len(run_codes)) if run_rows is None else run_rows
+        run_rows = np.arange(len(run_docnos)) if run_rows is None else run_rows
         labels = classes()
         _check_unique(run, labels[n_qrels:], run_rows)
         _check_unique(qrels, labels[:n_qrels], np.arange(n_qrels))
@@ -73,7 +77,7 @@ def judged_pairs(
 
 
 def _sorted_keys(
-    codes: list[Int64Array], words: list[NDArray[np.uint64]]
+    codes: list[CodeRuns], words: list[NDArray[np.uint64]]
 ) -> tuple[NDArray[np.uint64], int]:
     """Keys of the tables' rows (code, hash of words, row number), sorted; and the row bits.
 
@@ -86,11 +90,11 @@ def _sorted_keys(
     intermediate values stay in the processor's caches and take no memory
     of their own.
     """
-    n_rows = sum(len(c) for c in codes)
+    n_rows = sum(len(w) for w in words)
     row_bits = max(1, (n_rows - 1).bit_length())
     if n_rows == 0:
         return np.zeros(0, np.uint64), row_bits
-    code_bits = max(1, max(int(c.max(initial=0)) for c in codes).bit_length())
+    code_bits = max(1, max(int(runs[2].max(initial=0)) for runs in codes).bit_length())
     # The high bits of a product depend on every bit of the multiplicand,
     # so the hash is taken from there.
     hash_shift = np.uint64(min(63, code_bits + row_bits))
@@ -100,19 +104,37 @@ def _sorted_keys(
     scratch = np.empty_like(numbers)
     start = 0
     for table_codes, table_words in zip(codes, words, strict=True):
-        for lo in range(0, len(table_codes), KEY_BLOCK):
-            hi = min(lo + KEY_BLOCK, len(table_codes))
+        for lo in range(0, len(table_words), KEY_BLOCK):
+            hi = min(lo + KEY_BLOCK, len(table_words))
             part, extra = keys[start + lo : start + hi], scratch[: hi - lo]
             _hash(table_words[lo:hi], part)
             part >>= hash_shift
             part <<= row_shift
-            np.left_shift(table_codes[lo:hi].view(np.uint64), code_shift, out=extra)
+            block_codes = _codes_between(table_codes, lo, hi)
+            np.left_shift(block_codes.view(np.uint64), code_shift, out=extra)
             part |= extra
             np.add(numbers[: hi - lo], np.uint64(start + lo), out=extra)
             part |= extra
-        start += len(table_codes)
+        start += len(table_words)
     keys.sort()
     return keys, row_bits
+
+
+def _codes_between(runs: CodeRuns, lo: int, hi: int) -> Int64Array:
+    """The codes of rows ``lo`` to ``hi`` (excluded), from the runs of rows sharing a code.
+
+    Examples
+    --------
+    >>> runs = (np.array([0, 2, 5]), np.array([2, 3, 1]), np.array([7, 8, 9]))
+    >>> _codes_between(runs, 1, 6).tolist()
+    [7, 8, 8, 8, 9]
+    """
+    starts, lengths, codes = runs
+    first = int(np.searchsorted(starts, lo, side="right")) - 1
+    last = int(np.searchsorted(starts, hi, side="left"))
+    run_starts = starts[first:last]
+    counts = np.minimum(run_starts + lengths[first:last], hi) - np.maximum(run_starts, lo)
+    return np.repeat(codes[first:last], counts)
 
 
 def _equal_neighbours(keys: NDArray[np.uint64], row_bits: int) -> Int64Array:
