@@ -22,7 +22,9 @@ min-max NDCG of ``negative="penalise"``) are documented in
 here imports Django, so the core runs and is tested without a database.
 """
 
+import importlib
 import sys
+from typing import TYPE_CHECKING
 
 if sys.argv[:1] == ["-m"] and "numpy" not in sys.modules:
     # Run as ``python -m metrics.core`` (argv[0] is "-m" while Python finds the
@@ -31,16 +33,17 @@ if sys.argv[:1] == ["-m"] and "numpy" not in sys.modules:
 
     prepare_command_process()
 
-from metrics.core.aggregate import (
-    MEANS_OVER,
-    MeanOver,
-    NdcgSummary,
-    QueryMean,
-    mean_ndcg,
-    mean_over,
-    query_mean,
-    summarize,
-)
+if TYPE_CHECKING:
+    from metrics.core.aggregate import (
+        MEANS_OVER,
+        MeanOver,
+        NdcgSummary,
+        QueryMean,
+        mean_ndcg,
+        mean_over,
+        query_mean,
+        summarize,
+    )
 from metrics.core.batch import BatchNdcgResult, grade_counts, idcg_from_counts, ndcg_batch
 from metrics.core.batch_measures import (
     average_precision_batch,
@@ -114,3 +117,26 @@ __all__ = [
     "signed_gain_values",
     "summarize",
 ]
+
+# The means over queries load when first asked for: ``python -m metrics.core``
+# does not use them, and their module costs it a few milliseconds to load.
+_AGGREGATE = frozenset(
+    {
+        "MEANS_OVER",
+        "MeanOver",
+        "NdcgSummary",
+        "QueryMean",
+        "mean_ndcg",
+        "mean_over",
+        "query_mean",
+        "summarize",
+    }
+)
+
+
+def __getattr__(name: str) -> object:
+    if name not in _AGGREGATE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module("metrics.core.aggregate"), name)
+    globals()[name] = value
+    return value

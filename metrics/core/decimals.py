@@ -36,6 +36,9 @@ _WORD = 8
 _ASCII_ZEROS = np.uint64(0x3030303030303030)
 _EXACT_MANTISSA = np.uint64(1 << 53)
 _EIGHT_DIGITS = np.uint64(10**_WORD)
+_BELOW_TEN = np.uint64(0x7676767676767676)  # Reaches a byte's high bit from 10 up.
+_HIGH_BITS = np.uint64(0x8080808080808080)
+_PAIR_MASK = np.uint64(0x000000FF000000FF)
 # _KEEP_HIGH_BYTES[n] keeps the last n bytes (the high ones) of a little-endian word.
 _KEEP_HIGH_BYTES = np.array(
     [~((1 << (8 * (_WORD - n))) - 1) & ((1 << 64) - 1) for n in range(_WORD + 1)],
@@ -113,27 +116,35 @@ def _short_decimals(
     buffer: NDArray[np.uint8], starts: NDArray[np.int64], ends: NDArray[np.int64]
 ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
     """:func:`parse_decimals` for the tokens with as many decimals as the first token and
-    at most 8 digits in all, read from their last 8 bytes; other tokens are not parsed.
+    at most 8 digits in all, read from their last 8 bytes; other tokens (and any ending in
+    the buffer's first 16 bytes) are not parsed.
 
     Examples
     --------
-    >>> text = np.frombuffer(b"tag tag 12.5 -0.75 -9.5 7 " + bytes(8), dtype=np.uint8)
-    >>> starts, ends = np.array([8, 13, 19, 24]), np.array([12, 18, 23, 25])
+    >>> text = np.frombuffer(b"tag tag tag tag 12.5 -0.75 -9.5 7 " + bytes(8), dtype=np.uint8)
+    >>> starts, ends = np.array([16, 21, 27, 32]), np.array([20, 26, 31, 33])
     >>> values, parsed = _short_decimals(text, starts, ends)
     >>> values[parsed].tolist(), parsed.tolist()
     ([12.5, -9.5], [True, False, True, False])
     """
     n_tokens = len(starts)
-    if n_tokens == 0 or int(ends.min()) <= _WORD:
+    shortest_end = int(ends.min()) if n_tokens else 0
+    if shortest_end <= _WORD:
         return np.zeros(n_tokens), np.zeros(n_tokens, dtype=bool)
     first = buffer[starts[0] : ends[0]].tobytes()
     point = first.find(b".")
     decimals = 0 if point < 0 else len(first) - point - 1
     if decimals >= _WORD:
         return np.zeros(n_tokens), np.zeros(n_tokens, dtype=bool)
-    # The token's last 8 bytes, its first byte lowest: the decimals on top, then
-    # the point, then the integer digits and whatever comes before them.
-    word = words_at(buffer, ends - _WORD)
+    # The token's last 16 bytes in one read. Its last 8, its first byte lowest:
+    # the decimals on top, then the point, then the integer digits and
+    # whatever comes before them.
+    reads, early = ends - 2 * _WORD, None
+    if shortest_end < 2 * _WORD:  # Tokens ending in the first 16 bytes are not read here.
+        early = reads < 0
+        reads[early] = 0
+    last_two = words_at(buffer, reads, 2)
+    word = last_two[:, 1].copy()
     negative = buffer[starts] == ord("-")
     n_digits = ends - starts - negative - (1 if decimals else 0)
     if decimals:
@@ -143,11 +154,16 @@ def _short_decimals(
         # where the decimals start in ``word``: the digits without the point.
         keep = _KEEP_HIGH_BYTES[decimals]
         word &= keep
-        word |= words_at(buffer, ends - _WORD - 1) & ~keep
+        before = last_two[:, 1] << np.uint64(8)  # The 8 bytes before the last one.
+        before |= last_two[:, 0] >> np.uint64(56)
+        before &= ~keep
+        word |= before
     mantissa, parsed = _eight_digits(word, _KEEP_HIGH_BYTES[np.minimum(n_digits, _WORD)])
     parsed &= (n_digits > decimals) & (n_digits <= _WORD)
     if decimals:
         parsed &= has_point
+    if early is not None:
+        parsed &= ~early
     values = mantissa.astype(np.float64)
     values /= float(10**decimals)
     np.negative(values, out=values, where=negative)
@@ -191,18 +207,24 @@ def _eight_digits(
 ) -> tuple[NDArray[np.uint64], NDArray[np.bool_]]:
     """Read each word as 8 digits, its bytes outside ``keep`` taken as ``0``; and which were.
 
-    Lemire's check and conversion ([2] in the module notes), for the first
-    digit in the lowest byte.
+    Lemire's conversion ([2] in the module notes), for the first digit in the
+    lowest byte. Each byte is first xor-ed with ``'0'``, which turns the
+    digits into their values and no other byte into a value below 10, and
+    the bytes outside ``keep`` are cleared (the value of ``'0'``); a byte is
+    a digit when adding ``0x76`` to it does not reach its high bit. (Only a
+    byte of 0x8A or more carries into the next, and it is not a digit
+    anyway.) ``word`` is overwritten.
     """
+    word ^= _ASCII_ZEROS
     word &= keep
-    word |= _ASCII_ZEROS & ~keep
-    high_nibbles = word & np.uint64(0xF0F0F0F0F0F0F0F0)
-    carried = ((word + np.uint64(0x0606060606060606)) & np.uint64(0xF0F0F0F0F0F0F0F0)) >> 4
-    ok = (high_nibbles | carried) == np.uint64(0x3333333333333333)
-    word -= _ASCII_ZEROS
-    word = word * np.uint64(10) + (word >> np.uint64(8))
-    low = (word & np.uint64(0x000000FF000000FF)) * np.uint64(100 + (1_000_000 << 32))
-    high = ((word >> np.uint64(16)) & np.uint64(0x000000FF000000FF)) * np.uint64(
-        1 + (10_000 << 32)
-    )
-    return (low + high) >> np.uint64(32), ok
+    ok = ((word + _BELOW_TEN) | word) & _HIGH_BITS == 0
+    pairs = word * np.uint64(10)
+    pairs += word >> np.uint64(8)
+    low = pairs & _PAIR_MASK
+    low *= np.uint64(100 + (1_000_000 << 32))
+    pairs >>= np.uint64(16)
+    pairs &= _PAIR_MASK
+    pairs *= np.uint64(1 + (10_000 << 32))
+    pairs += low
+    pairs >>= np.uint64(32)
+    return pairs, ok

@@ -21,6 +21,7 @@ judged rows are matched by :mod:`metrics.core.trec_pairs`.
 """
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -42,8 +43,7 @@ class RankedQueries:
     judged_offsets: Int64Array
 
 
-@dataclass(frozen=True)
-class _Blocks:
+class _Blocks(NamedTuple):
     """Runs of neighbouring rows with the same qid: first row, length and query code."""
 
     starts: Int64Array
@@ -87,20 +87,17 @@ def rank_queries(
     (['q1'], [nan, 2.0, 1.0])
     """
     qrels_ids, qrels_blocks = _blocks(qrels.qids)
-    qrels_codes = np.repeat(qrels_blocks.codes, qrels_blocks.lengths)
     n_codes = len(qrels_ids)
     blocks, kept_rows = _kept_blocks(qrels_ids, run.qids)
-    codes = np.repeat(blocks.codes, blocks.lengths)
     scores, docnos = run.values, run.docnos
     if kept_rows is not None:
         scores, docnos = scores[kept_rows], docnos[kept_rows]
-    order = _rank_order(codes, scores, docnos, blocks)
-    judged, returned_judged = judged_pairs(qrels, qrels_codes, run, kept_rows, codes, docnos)
-    grades = np.full(len(codes), np.nan)
+    order = _rank_order(scores, docnos, blocks)
+    judged, returned_judged = judged_pairs(qrels, qrels_blocks, run, kept_rows, blocks, docnos)
+    grades = np.full(len(scores), np.nan)
     grades[returned_judged] = qrels.values[judged]
-    judged_counts = np.bincount(qrels_codes, minlength=n_codes)
-    returned = np.bincount(blocks.codes, weights=blocks.lengths, minlength=n_codes)
-    returned = returned.astype(np.int64)
+    judged_counts = _rows_per_code(qrels_blocks, n_codes)
+    returned = _rows_per_code(blocks, n_codes)
     evaluated = np.ones(n_codes, bool) if all_qrels_queries else returned > 0
     judged_rows = _rows_by_code(qrels_blocks, evaluated)
     return RankedQueries(
@@ -111,6 +108,11 @@ def rank_queries(
         judged_grades=qrels.values if judged_rows is None else qrels.values[judged_rows],
         judged_offsets=offsets_from_lengths(judged_counts[evaluated]),
     )
+
+
+def _rows_per_code(blocks: _Blocks, n_codes: int) -> Int64Array:
+    """How many rows each code has, over its blocks."""
+    return np.bincount(blocks.codes, weights=blocks.lengths, minlength=n_codes).astype(np.int64)
 
 
 def _decoded(names: NDArray[np.bytes_]) -> list[str]:
@@ -193,10 +195,10 @@ def _block_starts(values: NDArray[np.bytes_]) -> Int64Array:
 
 
 def _rank_order(
-    codes: Int64Array, scores: NDArray[np.float64], docnos: NDArray[np.bytes_], blocks: _Blocks
+    scores: NDArray[np.float64], docnos: NDArray[np.bytes_], blocks: _Blocks
 ) -> Int64Array | None:
     """Row order by query, then score descending, then docno descending (None: as they are)."""
-    n_rows = len(codes)
+    n_rows = len(scores)
     if n_rows == 0:
         return np.zeros(0, np.int64)
     ordered_codes = np.sort(blocks.codes)
@@ -210,6 +212,7 @@ def _rank_order(
             if within is None:
                 return by_code
             return within if by_code is None else within[by_code]
+    codes = np.repeat(blocks.codes, blocks.lengths)
     order = np.lexsort((-scores, codes))
     tied = _tied_with_a_neighbour(codes[order], scores[order])
     if not np.any(tied):

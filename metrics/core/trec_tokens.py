@@ -4,7 +4,6 @@ needed columns of a piece of a qrels or run file, from a few numpy passes over i
 
 import mmap
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -30,8 +29,7 @@ class TrecFormatError(ValueError):
         self.path, self.line, self.problem = path, line, problem
 
 
-@dataclass(frozen=True)
-class _Tokens:
+class _Tokens(NamedTuple):
     buffer: NDArray[np.uint8]
     starts: NDArray[np.int64]
     ends: NDArray[np.int64]
@@ -41,8 +39,7 @@ class _Tokens:
     n_newlines: int  # Newlines in the text, not counting the two added around it.
 
 
-@dataclass(frozen=True)
-class _Format:
+class _Format(NamedTuple):
     columns: str
     min_columns: int
     max_columns: int | None

@@ -1,8 +1,9 @@
 import os
 
+import numpy as np
 import pytest
 
-from metrics.core import trec, trec_tokens
+from metrics.core import decimals, trec, trec_tokens
 from metrics.core.trec import MAX_ID_BYTES, TrecFormatError, parse_qrels, parse_run
 
 
@@ -115,3 +116,30 @@ def test_chunks_are_read_on_one_thread_per_idle_processor():
     processors = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
 
     assert 1 <= trec._idle_processors() <= max(processors, 1)
+
+
+def test_every_byte_but_a_digit_is_refused_in_every_place_of_eight():
+    # The eight bytes are read at once; a byte of any value in any place
+    # must be told from a digit, whatever the bytes around it.
+    texts = [
+        b"12345678"[:place] + bytes([byte]) + b"12345678"[place + 1 :]
+        for place in range(8)
+        for byte in range(256)
+    ]
+    words = np.frombuffer(b"".join(texts), dtype="<u8").copy()
+    keep_all = np.full(len(texts), np.uint64(2**64 - 1))
+
+    values, ok = decimals._eight_digits(words, keep_all)
+
+    assert ok.tolist() == [text.isdigit() for text in texts]
+    assert values[ok].tolist() == [int(text) for text in texts if text.isdigit()]
+
+
+def test_bytes_outside_the_kept_ones_read_as_zeros():
+    words = np.frombuffer(b"xx345678" + b"1234567\xff", dtype="<u8").copy()
+    keep = decimals._KEEP_HIGH_BYTES[[6, 7]]
+
+    values, ok = decimals._eight_digits(words, keep)
+
+    assert ok.tolist() == [True, False]
+    assert values[0] == 345678

@@ -146,7 +146,11 @@ def test_the_ranking_is_the_plain_ranking(chunk_bytes, data):
     qrels, run = data
     expected = reference_ranking(qrels, run)
 
-    with mock.patch.object(trec_tokens, "CHUNK_BYTES", chunk_bytes):
+    # Small chunks come with keys made and compared a few rows at a time.
+    with (
+        mock.patch.object(trec_tokens, "CHUNK_BYTES", chunk_bytes),
+        mock.patch.object(trec_pairs, "KEY_BLOCK", min(chunk_bytes, trec_pairs.KEY_BLOCK) // 8),
+    ):
         ranked = rank_queries(parse_qrels(qrels), parse_run(run))
 
     assert ranked.qids == list(expected)
@@ -170,7 +174,10 @@ def test_the_ranking_is_the_plain_ranking_when_hashes_collide(data):
     qrels, run = data
     expected = reference_ranking(qrels, run)
 
-    with mock.patch.object(trec_pairs, "_hash", coarse_hash):
+    with (
+        mock.patch.object(trec_pairs, "_hash", coarse_hash),
+        mock.patch.object(trec_pairs, "KEY_BLOCK", 3),
+    ):
         ranked = rank_queries(parse_qrels(qrels), parse_run(run))
 
     assert ranked.qids == list(expected)
@@ -195,7 +202,8 @@ def first_repeat(data: bytes, n_columns: int, value_column: int, qids=None):
 @settings(max_examples=150, deadline=None, suppress_health_check=SLOW_MACHINE)
 @given(data=files(), repeats=st.lists(st.tuples(st.booleans(), st.integers(0, 99)), max_size=3))
 @pytest.mark.parametrize("hashed", [trec_pairs._hash, coarse_hash], ids=["hash", "colliding"])
-def test_a_document_listed_twice_is_named_at_its_first_repeat(hashed, data, repeats):
+@pytest.mark.parametrize("key_block", [1 << 16, 2], ids=["one-block", "blocks-of-2"])
+def test_a_document_listed_twice_is_named_at_its_first_repeat(hashed, key_block, data, repeats):
     qrels, run = data
     # Lines copied to the end of either file: each repeats a (query, docno).
     for in_run, pick in repeats:
@@ -207,7 +215,10 @@ def test_a_document_listed_twice_is_named_at_its_first_repeat(hashed, data, repe
     # trec_eval checks the run's queries that have judgements, then the qrels.
     repeat = first_repeat(run, 6, 4, judged) or first_repeat(qrels, 4, 3)
 
-    with mock.patch.object(trec_pairs, "_hash", hashed):
+    with (
+        mock.patch.object(trec_pairs, "_hash", hashed),
+        mock.patch.object(trec_pairs, "KEY_BLOCK", key_block),
+    ):
         if repeat is None:
             rank_queries(parse_qrels(qrels), parse_run(run))
             return

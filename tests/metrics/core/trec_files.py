@@ -5,10 +5,9 @@ import io
 from pathlib import Path
 
 from metrics.core.cli import main
+from tests.shared import TREC_EVAL as TREC_EVAL_TEST  # noqa: F401 (imported by the tests)
 
 REPOSITORY = Path(__file__).resolve().parents[3]
-# CI clones the repository next to the shared folder: <repo>/../shared.
-TREC_EVAL_TEST = REPOSITORY / ".." / "shared" / "trec_eval_test"
 
 
 def run_command(*args):
