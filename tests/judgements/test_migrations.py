@@ -54,16 +54,25 @@ def test_0026_a_statement_recounting_every_pair_grade_rewrites_each_row_in_its_p
             """,
             [query.project_id, query.pk, query.project_id],
         )
+        counts = (
+            "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_xact_user_tables"
+            " WHERE relname = 'judgements_pairgrade'"
+        )
+        # The transaction's counts so far (the test's set-up may have updated rows too).
+        cursor.execute(counts)
+        updated_before, in_place_before = cursor.fetchone()
         cursor.execute(
             "UPDATE judgements_pairgrade SET graded = 2, highest = 3, grades = '{2,3}',"
             " raters = '{1,2}' WHERE query_id = %s",
             [query.pk],
         )
-        cursor.execute(
-            "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_xact_user_tables"
-            " WHERE relname = 'judgements_pairgrade'"
+        cursor.execute(counts)
+        updated, in_place = (
+            after - before
+            for after, before in zip(
+                cursor.fetchone(), (updated_before, in_place_before), strict=True
+            )
         )
-        updated, in_place = cursor.fetchone()
 
     assert updated == 4000
     assert in_place >= 0.95 * updated
