@@ -88,11 +88,7 @@ SELECT judgements_grade_summaries_refresh(
 QUEUE_SQL = """
 WITH counted AS (
     SELECT pair.id, pair.query_id, pair.document_id,
-           count(answer.kind) FILTER (WHERE answer.kind = 'grade') AS grades,
-           coalesce(
-               jsonb_object_agg(answer.rater_id, (answer.created_at AT TIME ZONE 'UTC')::date)
-                   FILTER (WHERE answer.kind IN ('grade', 'cant_tell')),
-               '{}') AS answered
+           {POOL_COUNTS}
     FROM judgements_queuepair pair
     JOIN refresh_scope scope USING (query_id, document_id)
     LEFT JOIN rebuild_answers answer USING (query_id, document_id)
@@ -122,6 +118,7 @@ WHERE pair.id = target.id
   AND (pair.grades, pair.needed, pair.answered, pair.wanted) IS DISTINCT FROM
       (target.grades, target.needed, target.answered, target.wanted);
 """
+QUEUE_SQL = QUEUE_SQL.replace("{POOL_COUNTS}", rebuild.POOL_COUNTS)
 
 # rebuild's count of the scope's pair grades; the rows locked above updated, then the
 # pairs that had none added. A rater's trigger may add one of those first (it counted

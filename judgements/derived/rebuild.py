@@ -108,6 +108,14 @@ SELECT judgements_grade_summaries_refresh(
      WHERE project_id = %(project)s));
 """
 
+# A pool pair's count of current grades and who answered it on which day, from its
+# rows of rebuild_answers (joined as "answer"): judgements_queue_recount()'s rule.
+POOL_COUNTS = """count(answer.kind) FILTER (WHERE answer.kind = 'grade') AS grades,
+           coalesce(
+               jsonb_object_agg(answer.rater_id, (answer.created_at AT TIME ZONE 'UTC')::date)
+                   FILTER (WHERE answer.kind IN ('grade', 'cant_tell')),
+               '{}') AS answered"""
+
 # judgements_queue_repool() and judgements_queue_recount() over the whole project: the
 # pairs in the top pool_depth hits of any list, or at any depth when an analyst asked
 # for more grades, each with its best rank, its count of current grades, who answered
@@ -141,11 +149,7 @@ pooled AS (
 ),
 counted AS (
     SELECT pooled.query_id, pooled.document_id,
-           count(answer.kind) FILTER (WHERE answer.kind = 'grade') AS grades,
-           coalesce(
-               jsonb_object_agg(answer.rater_id, (answer.created_at AT TIME ZONE 'UTC')::date)
-                   FILTER (WHERE answer.kind IN ('grade', 'cant_tell')),
-               '{}') AS answered
+           {POOL_COUNTS}
     FROM pooled
     LEFT JOIN rebuild_answers answer USING (query_id, document_id)
     GROUP BY pooled.query_id, pooled.document_id
@@ -170,6 +174,7 @@ WHERE pair.project_id = %(project)s
     "rebuild_pool",
     ("best_rank", "grades", "needed", "answered", "wanted"),
 )
+QUEUE_SQL = QUEUE_SQL.replace("{POOL_COUNTS}", POOL_COUNTS)
 
 CLEAN_UP_SQL = "DROP TABLE rebuild_answers, rebuild_pair_grades, rebuild_pool;"
 
