@@ -52,15 +52,13 @@ PACKED_CURRENT_SQL = f"""(
     {NOTHING_AFTER_SQL.format(moment="%(as_of)s")}
     AND NOT EXISTS (
         SELECT FROM judgements_querygrades waiting
-        JOIN judgements_query query ON query.id = waiting.query_id
-        WHERE waiting.stale AND query.project_id = %(project)s
+        WHERE waiting.stale AND waiting.project_id = %(project)s
           AND (%(queries)s::bigint[] IS NULL OR waiting.query_id = ANY(%(queries)s)))
     AND EXISTS (SELECT FROM judgements_packedpolicy WHERE name = %(policy)s))"""
 
 STALE_SQL = """
 SELECT summary.query_id FROM judgements_querygrades summary
-JOIN judgements_query query ON query.id = summary.query_id
-WHERE summary.stale AND (%(project)s::bigint IS NULL OR query.project_id = %(project)s)
+WHERE summary.stale AND (%(project)s::bigint IS NULL OR summary.project_id = %(project)s)
   AND (%(queries)s::bigint[] IS NULL OR summary.query_id = ANY(%(queries)s))
 ORDER BY summary.query_id
 FOR UPDATE OF summary {skip}

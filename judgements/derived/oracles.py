@@ -166,7 +166,11 @@ def expected_summaries(project, answers=None, hits=None) -> tuple[dict, dict, di
             judged.setdefault(query, {})[document] = row
     queries = set(judged) | {query for _, query in hits}
     query_rows = {
-        query: (sum(row[0] for row in judged.get(query, {}).values()), len(judged.get(query, {})))
+        query: (
+            sum(row[0] for row in judged.get(query, {}).values()),
+            len(judged.get(query, {})),
+            project.pk,
+        )
         for query in queries
     }
     hit_rows = {key: (len(documents), packed(documents, ">i8")) for key, documents in hits.items()}
@@ -202,8 +206,10 @@ def _ideal_levels(rows: dict) -> dict[str, tuple[list, list]]:
 def stored_summaries(project) -> tuple[dict, dict, dict]:
     queries = QueryGrades.objects.filter(query__project=project)
     query_rows = {
-        query: (graded, judged)
-        for query, graded, judged in queries.values_list("query_id", "graded", "judged")
+        query: (graded, judged, project_id)
+        for query, graded, judged, project_id in queries.values_list(
+            "query_id", "graded", "judged", "project_id"
+        )
     }
     hits = RankedHits.objects.filter(query__project=project)
     hit_rows = {
@@ -565,7 +571,7 @@ def differences(project) -> Iterator[Difference]:
             yield from _compare("judgements_rankedblock", blocks, joined)
         if name == "judgements_querygrades":
             # A query left with neither pairs nor hits may keep an emptied row.
-            have = {key: row for key, row in have.items() if key in want or row != (0, 0)}
+            have = {key: row for key, row in have.items() if key in want or row[:2] != (0, 0)}
         yield from _compare(name, have, want)
     pool = expected_pool(project, answers)
     yield from _compare("judgements_queuepair", stored_pool(project), pool)

@@ -98,8 +98,13 @@ PAIR_GRADES_SQL = PAIR_GRADES_COUNTED_SQL + made_equal(
 )
 
 # The triggers' own function, over every query and result list of the project: it is
-# set-based already (one aggregate over the hits, one over the pair grades).
+# set-based already (one aggregate over the hits, one over the pair grades). It adds
+# missing rows with their project; rows that name another one are repaired first.
 SUMMARIES_SQL = """
+UPDATE judgements_querygrades summary SET project_id = query.project_id
+FROM judgements_query query
+WHERE query.project_id = %(project)s AND summary.query_id = query.id
+  AND summary.project_id <> query.project_id;
 SELECT judgements_grade_summaries_refresh(
     (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM judgements_query
      WHERE project_id = %(project)s),

@@ -62,6 +62,18 @@ class QueryGrades(models.Model):
     query = models.OneToOneField(
         Query, on_delete=models.CASCADE, primary_key=True, related_name="+"
     )
+    # The query's project, copied when the row is added (a query never changes
+    # project), so that "does this project have a stale query?" is one probe of
+    # query_grades_stale_idx however many stale queries other projects hold. No
+    # foreign key: the query's cascade deletes the row, and a check per row would
+    # cost a bulk load's rebuild an index probe for each of its queries.
+    project = models.ForeignKey(
+        Project,
+        on_delete=models.DO_NOTHING,
+        related_name="+",
+        db_constraint=False,
+        db_index=False,
+    )
     graded = models.IntegerField(default=0, help_text="Current grades over all pairs.")
     judged = models.IntegerField(default=0, help_text="Pairs with a current grade.")
     stale = models.BooleanField(
@@ -75,7 +87,9 @@ class QueryGrades(models.Model):
         verbose_name_plural = "query grades"
         indexes = [
             models.Index(
-                fields=["query"], condition=models.Q(stale=True), name="query_grades_stale_idx"
+                fields=["project", "query"],
+                condition=models.Q(stale=True),
+                name="query_grades_stale_idx",
             ),
         ]
 

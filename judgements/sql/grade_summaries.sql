@@ -24,8 +24,8 @@ CREATE OR REPLACE FUNCTION judgements_grade_summaries_refresh(changed_queries bi
 AS $$
 BEGIN
     IF add_missing THEN
-        INSERT INTO judgements_querygrades (query_id, graded, judged)
-        SELECT query.id, 0, 0
+        INSERT INTO judgements_querygrades (query_id, project_id, graded, judged)
+        SELECT query.id, query.project_id, 0, 0
         FROM judgements_query query
         WHERE query.id = ANY(changed_queries)
         ORDER BY query.id

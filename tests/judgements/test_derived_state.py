@@ -60,6 +60,9 @@ def test_the_demo_is_clean(demo):
         ("DELETE FROM judgements_querygrades WHERE query_id = "
          "(SELECT min(query_id) FROM judgements_querygrades WHERE judged > 0)",
          "judgements_querygrades"),
+        # A summary that names another project: its project's guard would not see it stale.
+        ("UPDATE judgements_querygrades SET project_id = project_id + 1000 WHERE query_id = "
+         "(SELECT min(query_id) FROM judgements_querygrades)", "judgements_querygrades"),
         ("UPDATE judgements_rankedhits SET hits = hits + 1 WHERE id = "
          "(SELECT min(id) FROM judgements_rankedhits)", "judgements_rankedhits"),
         ("UPDATE judgements_rankedgrades SET ideal = '' WHERE id = "

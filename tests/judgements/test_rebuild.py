@@ -198,7 +198,7 @@ def test_the_set_based_current_answers_are_the_current_answer_functions():
 DERIVED = {
     "judgements_pairgrade": "query_id, document_id, graded, lowest, highest, grades, raters",
     "judgements_queuepair": "query_id, document_id, best_rank, grades, needed, answered, wanted",
-    "judgements_querygrades": "query_id, graded, judged",
+    "judgements_querygrades": "query_id, project_id, graded, judged",
     "judgements_rankedhits": "result_list_id, query_id, hits, documents",
 }
 
