@@ -206,8 +206,9 @@ def _segments_of(
     values: FloatArray, offsets: Int64Array, keep: NDArray[np.bool_]
 ) -> tuple[FloatArray, Int64Array]:
     """The segments flagged in ``keep``, flat, and their offsets."""
-    lengths = np.diff(offsets)[keep]
-    return values[keep[segment_ids(offsets)]], np.concatenate(([0], np.cumsum(lengths)))
+    lengths = np.diff(offsets)
+    kept = lengths[keep]
+    return values[np.repeat(keep, lengths)], np.concatenate(([0], np.cumsum(kept)))
 
 
 def _idcg_sorted(grades, offsets, usable, depth, gain, discount) -> FloatArray:
@@ -255,9 +256,10 @@ def _highest_first(grades: FloatArray, offsets: Int64Array) -> bool:
     >>> _highest_first(np.array([1.0, 2.5]), np.array([0, 2]))
     False
     """
-    rises = np.flatnonzero(np.diff(grades) > 0) + 1
     # A rise is allowed only where a new segment starts.
-    return bool(np.all(np.isin(rises, offsets)))
+    starts = np.zeros(len(grades) + 1, dtype=bool)
+    starts[offsets] = True
+    return not np.any((np.diff(grades) > 0) & ~starts[1:-1])
 
 
 def worst_dcg_from_grades(
