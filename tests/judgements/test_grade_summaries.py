@@ -24,6 +24,7 @@ from metrics.core.consensus import POLICIES
 from tests.factories import (
     DocumentFactory,
     JudgementFactory,
+    ProjectFactory,
     QueryFactory,
     ResultListFactory,
     UserFactory,
@@ -42,7 +43,9 @@ def assert_summaries_match(project):
     for name, want, have in zip(("queries", "hits", "grades"), expected, stored, strict=True):
         # Queries left with neither pairs nor hits may keep an emptied row.
         if name == "queries":
-            have = {key: value for key, value in have.items() if key in want or value != (0, 0)}
+            have = {
+                key: value for key, value in have.items() if key in want or value[:2] != (0, 0)
+            }
         assert have == want, name
 
 
@@ -128,6 +131,24 @@ def test_deleting_a_query_or_a_project_leaves_nothing_behind(project, query_with
     assert RankedGrades.objects.exists()
     project.delete()
     assert not (QueryGrades.objects.exists() or RankedGrades.objects.exists())
+
+
+def test_a_fill_takes_its_own_projects_stale_queries_and_no_other(project, rater):
+    other = ProjectFactory(name="Kitchen", slug="kitchen")
+    for owner in (project, other):
+        random_events(owner, seed=owner.pk, events=30)
+        random_hits(owner, seed=owner.pk, lists=1)
+    summaries = QueryGrades.objects.values_list("query__project", "project", "stale")
+    assert {(owner, kept) for owner, kept, _ in summaries} == {
+        (project.pk, project.pk),
+        (other.pk, other.pk),
+    }
+
+    packed_fill(other.pk)
+
+    stale = {owner for owner, _, is_stale in summaries.all() if is_stale}
+    assert stale == {project.pk}
+    assert_summaries_match(other)
 
 
 def test_generate_load_fills_the_summaries_and_replacing_it_leaves_nothing(db):
