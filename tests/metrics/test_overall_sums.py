@@ -316,3 +316,45 @@ def test_a_grades_refresh_reads_as_many_rows_whatever_the_lists_size(queued, mea
     assert measured[100][0] == measured[1000][0]
     assert measured[1000][1] <= measured[100][1] + 5
     assert measured[1000][1] < 100
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.parametrize("mean_over", ["judged", "all"])
+def test_concurrent_refreshes_and_interval_tasks_leave_what_a_full_computation_gives(
+    queued, mean_over
+):
+    """Real transactions on PostgreSQL: three refreshes at once split the stale marks
+    (SKIP LOCKED) and update the same lists' sums one after the other (the list's
+    recompute lock), while grades keep arriving and an interval task redraws a list's
+    interval. However they interleave, the stored overall points end as a full
+    computation of the latest points gives them."""
+    from tests.metrics.test_refresh_concurrency import at_once
+
+    project = load("racing", 200, mean_over=mean_over)
+    extra = with_unreturned_queries(project, 6)
+    refresh.metrics_refresh(project=project)
+    rater = UserFactory(username="sam", roles=["rater"])
+    query_ids = list(project.queries.order_by("pk").values_list("pk", flat=True))
+    lists = list(project.result_lists.order_by("pk").values_list("pk", flat=True))
+    spec = project_spec(project)
+    for round_ in range(4):
+        graded = query_ids[round_ * 11 : round_ * 11 + 8] + extra[round_:][:1]
+        grade(project, rater, graded, seed=round_)
+        during = query_ids[100 + round_ * 5 : 104 + round_ * 5]
+        redrawn = lists[round_ % 2]
+
+        def work(n: int, during=during, redrawn=redrawn) -> None:
+            if n == 3:  # Grades arriving during the refreshes.
+                grade(project, rater, during, seed=n)
+            elif n == 4:
+                tasks.result_list_interval.call(redrawn, spec.name)
+            else:
+                refresh.metrics_refresh(project=project)
+
+        assert at_once(5, work) == []
+    refresh.metrics_refresh(project=project)
+    assert not project.queries.filter(stalequery__isnull=False).exists()
+    assert sums_of(project) == set(lists)
+    assert_overall_as_computed_in_full(project, interval=False)
+    run_interval_tasks()
+    assert_overall_as_computed_in_full(project, interval=True)
