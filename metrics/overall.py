@@ -59,22 +59,10 @@ def overall_store(result_list, spec, *, as_of, judged_queries=None) -> MetricPoi
 def sums_write(result_list, spec, columns: dict, unreturned: np.ndarray) -> None:
     """Replace the list's sums by those of its latest points' ``columns`` and the judged
     queries it did not return (``unreturned``, ids; empty unless the mean is over all)."""
-    judgements = np.asarray(columns["judgements"])
-    counted = judgements > 0 if spec.mean_over == "judged" else np.ones(len(judgements), bool)
     OverallSum.objects.update_or_create(
         result_list=result_list,
         metric=spec.name,
-        defaults={
-            "total": str(exact_sum(np.asarray(columns["value"], dtype=np.float64)[counted])),
-            "counted": int(np.count_nonzero(counted)),
-            "unreturned": len(unreturned),
-            "judged": int(np.sum(columns["judged"])),
-            "retrieved": int(np.sum(columns["retrieved"])),
-            "judgements": int(np.sum(judgements)),
-            "zero_idcg": int(np.count_nonzero(np.asarray(columns["zero_idcg"])[counted])),
-            "queries_judged": int(np.count_nonzero(judgements > 0)),
-            "queries_returned": len(judgements),
-        },
+        defaults=sums_of_columns(spec, columns, len(unreturned)),
     )
     kept = UnreturnedQuery.objects.filter(result_list=result_list, metric=spec.name)
     kept.delete()
@@ -85,6 +73,25 @@ def sums_write(result_list, spec, columns: dict, unreturned: np.ndarray) -> None
         ],
         batch_size=10_000,
     )
+
+
+def sums_of_columns(spec, columns: dict, unreturned: int) -> dict:
+    """The fields of ``OverallSum`` for latest points' ``columns`` (value, judged,
+    retrieved, judgements, zero_idcg: arrays in any order) and ``unreturned`` judged
+    queries the list did not return."""
+    judgements = np.asarray(columns["judgements"])
+    counted = judgements > 0 if spec.mean_over == "judged" else np.ones(len(judgements), bool)
+    return {
+        "total": str(exact_sum(np.asarray(columns["value"], dtype=np.float64)[counted])),
+        "counted": int(np.count_nonzero(counted)),
+        "unreturned": unreturned,
+        "judged": int(np.sum(columns["judged"])),
+        "retrieved": int(np.sum(columns["retrieved"])),
+        "judgements": int(np.sum(judgements)),
+        "zero_idcg": int(np.count_nonzero(np.asarray(columns["zero_idcg"])[counted])),
+        "queries_judged": int(np.count_nonzero(judgements > 0)),
+        "queries_returned": len(judgements),
+    }
 
 
 LATEST_READ = ("query_id", "value", "judged", "retrieved", "judgements", "zero_idcg")

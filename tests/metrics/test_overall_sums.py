@@ -358,3 +358,31 @@ def test_concurrent_refreshes_and_interval_tasks_leave_what_a_full_computation_g
     assert_overall_as_computed_in_full(project, interval=False)
     run_interval_tasks()
     assert_overall_as_computed_in_full(project, interval=True)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("mean_over", ["judged", "all"])
+def test_derived_state_checks_the_sums_and_its_repair_throws_wrong_ones_away(queued, mean_over):
+    from judgements.derived import oracles
+
+    project = load("checked", 120, mean_over=mean_over)
+    extra = with_unreturned_queries(project, 3)
+    refresh.metrics_refresh(project=project)
+    rater = UserFactory(username="sam", roles=["rater"])
+    query_ids = list(project.queries.order_by("pk").values_list("pk", flat=True))
+    grade(project, rater, query_ids[:4] + extra[:2], seed=1)
+    refresh.metrics_refresh(project=project)
+    assert list(oracles.differences(project)) == []
+    first = project.result_lists.order_by("pk").first()
+    OverallSum.objects.filter(result_list=first).update(counted=0)
+    found = list(oracles.differences(project))
+    assert [difference.table for difference in found] == ["metrics_overallsum"]
+    if mean_over == "all":
+        second = project.result_lists.order_by("pk").last()
+        UnreturnedQuery.objects.filter(result_list=second).delete()
+        found = list(oracles.differences(project))
+        tables = {difference.table for difference in found}
+        assert tables == {"metrics_overallsum", "metrics_unreturnedquery"}
+    derived_rebuild.repair(project.pk)
+    assert list(oracles.differences(project)) == []
+    assert sums_of(project) == set()
