@@ -103,8 +103,10 @@ def metrics_refresh(*, project: Project, now: dt.datetime | None = None) -> int:
     the series' newest moment, if a rebuild left one ahead of the clock).
 
     Result lists with no point yet are computed whole. Stale marks are taken with
-    SKIP LOCKED so concurrent workers split the work instead of repeating it.
-    Returns the number of per-query points written.
+    SKIP LOCKED so concurrent workers split the work instead of repeating it. Each
+    list's overall point is updated from the stale queries' old and new points
+    (``metrics.overall``), its interval left pending for a task; computed in full
+    where the list has no sums. Returns the number of per-query points written.
     """
     hour = buckets.bucket_end(now or timezone.now(), "hour")
     # Only the marks are locked (of=self): locking their queries' rows too would make
