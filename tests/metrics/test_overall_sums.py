@@ -386,3 +386,25 @@ def test_derived_state_checks_the_sums_and_its_repair_throws_wrong_ones_away(que
     derived_rebuild.repair(project.pk)
     assert list(oracles.differences(project)) == []
     assert sums_of(project) == set()
+
+
+@pytest.mark.django_db
+def test_the_overview_and_the_series_api_say_when_an_interval_is_pending(queued, client):
+    project = load("shown", 100, lists=1)
+    refresh.metrics_refresh(project=project)
+    result_list = project.result_lists.get()
+    client.force_login(UserFactory(username="charlie", roles=["analyst"]))
+
+    def shown() -> tuple[bool, bool]:
+        page = client.get(f"/metrics/{project.slug}/").content.decode()
+        series = client.get(f"/api/result-lists/{result_list.pk}/series/").json()
+        newest = max(series["results"], key=lambda point: point["as_of"])
+        return 'data-testid="interval-pending"' in page, newest["ci_pending"]
+
+    assert shown() == (False, False)
+    rater = UserFactory(username="sam", roles=["rater"])
+    grade(project, rater, list(project.queries.values_list("pk", flat=True)[:3]), seed=2)
+    refresh.metrics_refresh(project=project)
+    assert shown() == (True, True)
+    run_interval_tasks()
+    assert shown() == (False, False)
