@@ -24,6 +24,7 @@ POINT_FIELDS = [
     "ci_seed",
     "queries_judged",
     "queries_returned",
+    "ci_pending",
 ]
 
 
@@ -39,7 +40,10 @@ class MetricPoint(models.Model):
     mean counts: ``queries_returned`` of them, ``queries_judged`` with at least one
     current grade, and ``judged``, ``retrieved`` and ``judgements`` summed over them.
     Those two counts and the ``ci_*`` fields are null on per-query points (and the
-    counts on overall points stored before they were kept).
+    counts on overall points stored before they were kept). ``ci_pending``: the
+    interval is of an earlier state of the list's queries than the mean (a grade's
+    refresh updates the mean and counts alone, ``OverallSum``), and a task
+    (``metrics.tasks.result_list_interval``) is queued to draw it again.
     """
 
     result_list = models.ForeignKey(
@@ -70,6 +74,11 @@ class MetricPoint(models.Model):
     queries_returned = models.PositiveIntegerField(
         null=True, blank=True, help_text="Queries the list returned."
     )
+    ci_pending = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="The interval is older than the mean; a task draws it again.",
+    )
 
     class Meta:
         constraints = [
@@ -83,6 +92,15 @@ class MetricPoint(models.Model):
         indexes = [
             models.Index(
                 fields=["result_list", "metric", "query", "-as_of"], name="metric_point_series_idx"
+            ),
+            # A list's newest overall point (a refresh's moment and its previous point)
+            # in one descent: through the query_id index PostgreSQL read every overall
+            # point of every list, and through the series index it may read the
+            # per-query points too.
+            models.Index(
+                fields=["result_list", "metric", "-as_of"],
+                condition=models.Q(query__isnull=True),
+                name="metric_point_overall_idx",
             ),
         ]
 
@@ -136,6 +154,64 @@ class LatestMetricPoint(models.Model):
 
     def __str__(self) -> str:
         return f"{self.metric} of {self.result_list} for {self.query}: latest as of {self.as_of}"
+
+
+class OverallSum(models.Model):
+    """What the mean of a list's latest per-query points is made of, so that a refresh
+    updates it from the points it replaces instead of reading every query's.
+
+    Kept for the rows of ``LatestMetricPoint`` of (``result_list``, ``metric``) by
+    ``metrics.overall``: ``total`` is the exact sum of the values the mean counts (the
+    metric's ``mean_over``), as a decimal integer multiple of 2**-1074
+    (``metrics.core.exact_sum``), so that the mean is ``math.fsum(values) / n`` to the
+    last bit; the counts are the overall point's. A mean over all queries also counts
+    ``unreturned`` judged queries the list did not return, one ``UnreturnedQuery`` row
+    each. A full computation writes the row; any other write of the list's latest
+    points, and any deletion of a query, deletes it (triggers of migration 0005), and
+    the next refresh computes the mean in full again.
+    """
+
+    result_list = models.ForeignKey(ResultList, on_delete=models.CASCADE, related_name="+")
+    metric = models.CharField(max_length=120)
+    total = models.TextField(help_text="Exact sum of the counted values, times 2**1074.")
+    counted = models.PositiveIntegerField(help_text="Returned queries the mean counts.")
+    unreturned = models.PositiveIntegerField(default=0)
+    judged = models.BigIntegerField()
+    retrieved = models.BigIntegerField()
+    judgements = models.BigIntegerField()
+    zero_idcg = models.PositiveIntegerField()
+    queries_judged = models.PositiveIntegerField()
+    queries_returned = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["result_list", "metric"], name="overall_sum_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.metric} of {self.result_list}: {self.counted + self.unreturned} queries"
+
+
+class UnreturnedQuery(models.Model):
+    """A judged query that ``OverallSum`` counts at 0 in a mean over all queries because
+    the list did not return it (as judged when it was last counted)."""
+
+    # unreturned_query_unique leads with result_list.
+    result_list = models.ForeignKey(
+        ResultList, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    metric = models.CharField(max_length=120)
+    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["result_list", "metric", "query"], name="unreturned_query_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.query_id} unreturned by {self.result_list_id} ({self.metric})"
 
 
 class RevisionCount(models.Model):

@@ -26,9 +26,10 @@ from django.utils import timezone
 
 from judgements.models import RankedHits, ResultList
 from metrics import buckets, log_replay, sources
-from metrics.evaluate import overall_point, point_columns, result_list_evaluate
+from metrics.evaluate import point_columns, result_list_evaluate
 from metrics.models import MetricPoint
-from metrics.refresh import metric_points_store, refresh_moment, result_list_lock
+from metrics.overall import overall_store
+from metrics.refresh import refresh_moment, result_list_lock
 from metrics.registry import project_spec
 
 # Queries read and written at a time within a chunk. The packed read is given their ids,
@@ -135,6 +136,4 @@ def _overall_store_when_last(result_list: ResultList, spec, as_of, computed_at, 
     )
     if committed.count() < len(firsts):
         return
-    overall = overall_point(result_list, spec, as_of=as_of)
-    if overall is not None:
-        metric_points_store([overall])
+    overall_store(result_list, spec, as_of=as_of)

@@ -8,7 +8,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from judgements.models import Judgement, Project
-from metrics import buckets, log_replay, revisions, selectors, sources
+from metrics import buckets, log_replay, overall, revisions, selectors, sources
 from metrics.core import query_mean
 from metrics.evaluate import (
     metric_points_build,
@@ -103,8 +103,10 @@ def metrics_refresh(*, project: Project, now: dt.datetime | None = None) -> int:
     the series' newest moment, if a rebuild left one ahead of the clock).
 
     Result lists with no point yet are computed whole. Stale marks are taken with
-    SKIP LOCKED so concurrent workers split the work instead of repeating it.
-    Returns the number of per-query points written.
+    SKIP LOCKED so concurrent workers split the work instead of repeating it. Each
+    list's overall point is updated from the stale queries' old and new points
+    (``metrics.overall``), its interval left pending for a task; computed in full
+    where the list has no sums. Returns the number of per-query points written.
     """
     hour = buckets.bucket_end(now or timezone.now(), "hour")
     # Only the marks are locked (of=self): locking their queries' rows too would make
@@ -115,6 +117,7 @@ def metrics_refresh(*, project: Project, now: dt.datetime | None = None) -> int:
     StaleQuery.objects.filter(query_id__in=stale).delete()
     revisions.revisions_recount(query_ids=stale)
     written = 0
+    pending = []
     for spec in stored_specs(project):
         as_of = refresh_moment(project, spec, hour)
         fresh = sources.freshness(project, as_of=as_of)
@@ -131,9 +134,22 @@ def metrics_refresh(*, project: Project, now: dt.datetime | None = None) -> int:
             result_list_lock(result_list.pk)
             points = metric_points_build(result_list, spec, as_of=as_of, only=only, fresh=fresh)
             written += len(points)
+            # The stale queries' part of the mean is updated from their old points
+            # (metrics.overall): a number of rows that does not grow with the list.
+            # The judged queries of a mean over all are read from the pair grades.
+            if only is not None and fresh.derived:
+                updated = overall.overall_update(
+                    result_list, spec, points, as_of=as_of, queries=only
+                )
+                if updated is not None:
+                    if updated.ci_pending:
+                        pending.append((result_list.pk, spec.name))
+                    continue
             if judged_queries is None and spec.mean_over == "all":
                 judged_queries = selectors.judged_query_ids(project.pk, fresh=fresh)
             _store_with_overall(result_list, spec, points, as_of=as_of, judged=judged_queries)
+    for result_list_id, metric in pending:
+        interval_enqueue(result_list_id, metric)
     return written
 
 
@@ -322,10 +338,10 @@ def _rebuilt_overalls_store(spec, built: dict, *, as_of, judged_queries) -> None
 
 
 def _store_with_overall(result_list, spec, points, *, as_of, judged=None) -> None:
+    """Store ``points`` and the list's overall point computed in full (its interval
+    too), and the sums a later refresh updates it from (``metrics.overall``)."""
     metric_points_store(points)
-    overall = overall_point(result_list, spec, as_of=as_of, judged_queries=judged)
-    if overall is not None:
-        metric_points_store([overall])
+    overall.overall_store(result_list, spec, as_of=as_of, judged_queries=judged)
 
 
 def metrics_schedule_refresh(*, project_id: int, query_ids) -> None:
@@ -366,3 +382,26 @@ def refresh_enqueue(project_id: int) -> None:
         if waiting.exists():
             return
     project_metrics_refresh.enqueue(project_id)
+
+
+def interval_enqueue(result_list_id: int, metric: str) -> None:
+    """Queue the task that draws a list's pending interval again (``ci_pending``),
+    unless one is already waiting to start: called in the refresh's transaction, which
+    holds the list's recompute lock, so that a waiting task (and one that started and
+    waits for the lock) reads the points this refresh commits. The immediate backend
+    (development, tests) runs it here and now."""
+    from django_tasks_db import DatabaseBackend
+    from django_tasks_db.models import DBTaskResult
+
+    from metrics.tasks import result_list_interval
+
+    backend = result_list_interval.get_backend()
+    if isinstance(backend, DatabaseBackend):
+        waiting = DBTaskResult.objects.ready().filter(
+            backend_name=backend.alias,
+            task_path=result_list_interval.module_path,
+            args_kwargs={"args": [result_list_id, metric], "kwargs": {}},
+        )
+        if waiting.exists():
+            return
+    result_list_interval.enqueue(result_list_id, metric)

@@ -66,6 +66,11 @@ class ResultListSeriesApi(APIView):
             ci_confidence = serializers.FloatField(allow_null=True)
             ci_resamples = serializers.IntegerField(allow_null=True)
             ci_seed = serializers.IntegerField(allow_null=True)
+            ci_pending = serializers.BooleanField(
+                required=False,
+                help_text="The interval is of the queries' values before the last grades "
+                "(the mean and counts are current); a task is drawing it again.",
+            )
             computed_at = serializers.DateTimeField()
 
         result_list = ResultListRefSerializer()

@@ -34,7 +34,7 @@ from metrics.sources import HUMAN, Freshness, Grades, Source, freshness, one_sna
 OVERALL_SQL = """
 SELECT run.id, point.value, point.judged, point.retrieved, point.queries, point.zero_idcg,
        point.ci_low, point.ci_high, point.ci_confidence, point.ci_resamples, point.ci_seed,
-       point.queries_judged, point.queries_returned, point.as_of
+       point.queries_judged, point.queries_returned, point.as_of, point.ci_pending
 FROM unnest(%(lists)s::bigint[]) AS run (id)
 CROSS JOIN LATERAL (
     SELECT * FROM metrics_metricpoint
@@ -74,6 +74,9 @@ class ListSummary:
     zero_idcg: int
     as_of: dt.datetime
     source: Source
+    # The interval is of an earlier state of the list's queries than the mean (a grade's
+    # refresh updated the mean alone; metrics.overall): a task is drawing it again.
+    interval_pending: bool = False
 
     @classmethod
     def from_evaluation(cls, evaluation: Evaluation, interval: ConfidenceInterval):
@@ -127,6 +130,8 @@ class SeriesPoint:
     queries_returned: int | None
     judged: int
     retrieved: int
+    # As ListSummary.interval_pending.
+    ci_pending: bool = False
 
     @property
     def mean(self) -> float | None:
@@ -270,7 +275,7 @@ def stored_summaries(spec, result_lists, fresh: Freshness) -> list[ListSummary] 
 
 def _stored_summary(result_list, point, moment) -> ListSummary:
     value, judged, retrieved, queries, zero_idcg, low, high, confidence, resamples = point[:9]
-    queries_judged, queries_returned = point[10:12]
+    queries_judged, queries_returned, _, pending = point[10:14]
     return ListSummary(
         result_list=result_list,
         mean=value if queries else None,
@@ -282,6 +287,7 @@ def _stored_summary(result_list, point, moment) -> ListSummary:
         zero_idcg=zero_idcg,
         as_of=moment,
         source=Source.STORED,
+        interval_pending=pending,
     )
 
 
@@ -397,6 +403,7 @@ SERIES_FIELDS = [
     "queries_returned",
     "judged",
     "retrieved",
+    "ci_pending",
 ]
 
 

@@ -15,7 +15,8 @@ from metrics.sources import HUMAN, Grades
 # What a point of each kind holds; the interval is kept with the mean only.
 LIST_COLUMNS = (
     "as_of", "value", "queries", "zero_idcg", "judged", "retrieved", "judgements",
-    "ci_low", "ci_high", "ci_confidence", "ci_resamples", "ci_seed", "computed_at",
+    "ci_low", "ci_high", "ci_confidence", "ci_resamples", "ci_seed", "ci_pending",
+    "computed_at",
 )  # fmt: skip
 QUERY_COLUMNS = (
     "as_of", "value", "dcg", "idcg", "judged", "retrieved", "judgements", "computed_at",

@@ -15,12 +15,19 @@ project) and recomputes only the graded query.
    database task queue, as gunicorn serves it): the statement's time is the request's.
    Then the refresh the grade queued is run here, as the worker runs it
    (``metrics.tasks.project_metrics_refresh``), and timed apart, split into the packed
-   rows' fill, the graded query's per-query point, the overall point of the list (a
-   mean and a bootstrap interval over every query of the list) and the rest. Each grade
-   goes to a pair no other rater graded, spread over the project's queries, and changes
-   the bench rater's own earlier answer on later runs. The per-query part is flat by
-   design; the overall point reads every query's latest point, so it grows with the
-   list (see the table).
+   rows' fill, the graded query's per-query point, the overall point of the list
+   (updated from the graded query's old and new points, ``metrics.overall``; a full
+   computation, reading every query's latest point, only where the list has no sums)
+   and the rest. Each grade goes to a pair no other rater graded, spread over the
+   project's queries, and changes the bench rater's own earlier answer on later runs.
+   Both parts are flat by design. The overall point's bootstrap interval resamples every
+   query: the refresh leaves it pending and queues a task
+   (``metrics.tasks.result_list_interval``), run here after the refresh as a worker
+   would and timed apart ("interval task", off the grade's path, growing with the
+   list). Before the sums the refresh read every query's latest point and drew the
+   interval itself: 104, 923 and 2,594 ms median at 10k, 100k and 1M queries (load
+   2-5); with them 23.5, 21.6 and 30.2 ms, and the interval task 57, 697 and 3,470 ms
+   (load 1.8-2.3).
 
 2. The recompute of the 100k-query list, split into chunks of queries
    (``metrics.recompute``): first in this process, unsplit (the per-query points, then
@@ -75,6 +82,7 @@ from judgements.roles import Role  # noqa: E402
 from metrics import (  # noqa: E402
     buckets,
     evaluate,
+    overall,
     recompute,
     refresh,
     revisions,
@@ -201,18 +209,32 @@ def grade_series(
         clock.take()
         tasks.project_metrics_refresh.call(project.pk)
         refreshed = time.perf_counter()
+        spent = clock.take()
+        interval = interval_tasks_run()
         if n < 10:
             continue  # Warm-up: caches and query plans.
         series["post"].append(posted - started)
         series["refresh"].append(refreshed - posted)
         series["total"].append(refreshed - started)
-        for label, seconds in clock.take().items():
+        series["interval task"].append(interval)
+        for label, seconds in spent.items():
             series[label].append(seconds)
     # The grades queued a refresh each while none was waiting; this process ran them.
     DBTaskResult.objects.ready().filter(
         task_path=tasks.project_metrics_refresh.module_path
     ).delete()
     return series
+
+
+def interval_tasks_run() -> float:
+    """Run the interval tasks the refresh queued (one per list), as a worker would, and
+    return the seconds they took."""
+    waiting = DBTaskResult.objects.ready().filter(task_path=tasks.result_list_interval.module_path)
+    started = time.perf_counter()
+    for result in list(waiting):
+        tasks.result_list_interval.call(*result.args_kwargs["args"])
+        result.delete()
+    return time.perf_counter() - started
 
 
 def ms(values: list[float], share: float | None = None) -> float:
@@ -228,7 +250,8 @@ def grade_table(sizes: list[int], grades: int, seconds: float) -> dict[int, dict
     clock = Clock()
     clock.wrap(tasks, "packed_fill", "packed fill")
     clock.wrap(refresh, "metric_points_build", "query point")
-    clock.wrap(refresh, "overall_point", "overall point")
+    clock.wrap(overall, "overall_update", "overall point")
+    clock.wrap(overall, "overall_store", "full overall")
     clock.wrap(evaluate, "latest_values", "latest read")
     clock.wrap(evaluate, "overall_interval", "interval")
     clock.wrap(refresh, "metric_points_store", "store")
@@ -243,15 +266,20 @@ def grade_table(sizes: list[int], grades: int, seconds: float) -> dict[int, dict
         rows[size] = {"series": series, "load": load()}
         count = len(series["total"])
         print(f"  {project.slug}: {count} grades, load average {rows[size]['load']}", flush=True)
-    parts = ["packed fill", "query point", "overall point", "latest read", "interval", "store"]
+    parts = ["packed fill", "query point", "overall point", "full overall", "store"]
     print(f"\n== One grade at {', '.join(f'{size:,}' for size in sizes)} queries (ms) ==")
     print("POST: the API request (checks, event, marks); refresh: the task the grade queued,")
     print("run here as the worker runs it; median of each part of the refresh beside it")
-    print("(the overall point's: reading every query's latest point, and its interval).")
+    print("(overall point: updated from the graded query's points; full overall: computed")
+    print("from every query's, where a list has no sums; store: the points' upserts, within")
+    print("both). Interval task: the task the refresh queued to draw the overall point's")
+    print("interval again (every query's latest point read, 1,000 resamples), off the")
+    print("grade's path; its median and p95.")
     head = (
         f"{'queries':>9} {'grades':>6} {'POST p50':>8} {'p95':>6} {'refresh p50':>11} {'p95':>6} "
     )
-    head += " ".join(f"{part:>13}" for part in parts) + f" {'total p95':>9}  load"
+    head += " ".join(f"{part:>13}" for part in parts) + f" {'total p95':>9}"
+    head += f" {'interval task':>13} {'p95':>6}  load"
     print(head)
     for size, row in rows.items():
         s = row["series"]
@@ -260,7 +288,9 @@ def grade_table(sizes: list[int], grades: int, seconds: float) -> dict[int, dict
         )
         line += f"{ms(s['refresh']):>11.1f} {ms(s['refresh'], 0.95):>6.1f} "
         line += " ".join(f"{ms(s[part]):>13.1f}" for part in parts)
-        print(line + f" {ms(s['total'], 0.95):>9.1f}  {row['load']}")
+        line += f" {ms(s['total'], 0.95):>9.1f}"
+        line += f" {ms(s['interval task']):>13.1f} {ms(s['interval task'], 0.95):>6.1f}"
+        print(line + f"  {row['load']}")
     return rows
 
 

@@ -1,0 +1,218 @@
+"""A result list's overall point after a grade: updated from the points a refresh
+replaces, in a number of rows that does not grow with the list.
+
+The mean over a list's queries and its counts are kept in ``OverallSum`` (the exact sum
+of the counted values, ``metrics.core.exact_sum``, so the mean is ``math.fsum(values) /
+n`` to the last bit) and, for a mean over all queries, the judged queries the list did
+not return in ``UnreturnedQuery``. A refresh reads the old latest points of its stale
+queries, stores their new ones, and takes the difference (``overall_update``): the mean
+and every count are exactly what a full computation (``evaluate.overall_point``) gives.
+
+The bootstrap interval resamples every query and cannot be updated so: the refresh's
+point keeps the interval of the list's previous state, marked ``ci_pending``, and a task
+(``metrics.tasks.result_list_interval``, one waiting per list and metric) computes the
+whole point again (``overall_store``), the interval with it. Pages and the API say when
+an interval is pending.
+
+Where the sums are missing (a list's first points, after a rebuild, a split recompute,
+``derived_state --rebuild``, a deleted query: every write of the latest points but the
+refresh's own deletes them, triggers of migration 0005), the refresh computes the point
+in full (``overall_store``), which writes them again.
+"""
+
+import numpy as np
+from django.db import connection, transaction
+from django.utils import timezone
+
+from metrics.core.exact_sum import exact_sum, mean_of, scaled
+from metrics.evaluate import INTERVAL_SEED, overall_columns, overall_of
+from metrics.models import LatestMetricPoint, MetricPoint, OverallSum, UnreturnedQuery
+
+# The judged ones among some queries of a project (what selectors.judged_query_ids
+# reads for the whole project).
+JUDGED_AMONG_SQL = """
+SELECT grades.query_id FROM judgements_querygrades grades
+WHERE grades.query_id = ANY(%s) AND grades.judged > 0
+"""
+
+
+def overall_store(result_list, spec, *, as_of, judged_queries=None) -> MetricPoint | None:
+    """Compute the overall point of ``result_list`` in full (``evaluate.overall_point``),
+    store it, and write the list's sums when it was read from the latest points.
+    Returns the point (None if the list has no point)."""
+    from metrics.refresh import metric_points_store
+
+    read = overall_columns(result_list, spec, as_of=as_of, judged_queries=judged_queries)
+    if read is None:
+        return None
+    columns, unreturned = read
+    overall = overall_of(
+        result_list, spec, as_of=as_of, columns=columns, unreturned=len(unreturned)
+    )
+    metric_points_store([overall])
+    latest = LatestMetricPoint.objects.filter(result_list=result_list, metric=spec.name)
+    if not latest.filter(as_of__gt=as_of).exists():
+        sums_write(result_list, spec, columns, unreturned)
+    return overall
+
+
+def sums_write(result_list, spec, columns: dict, unreturned: np.ndarray) -> None:
+    """Replace the list's sums by those of its latest points' ``columns`` and the judged
+    queries it did not return (``unreturned``, ids; empty unless the mean is over all)."""
+    OverallSum.objects.update_or_create(
+        result_list=result_list,
+        metric=spec.name,
+        defaults=sums_of_columns(spec, columns, len(unreturned)),
+    )
+    kept = UnreturnedQuery.objects.filter(result_list=result_list, metric=spec.name)
+    kept.delete()
+    UnreturnedQuery.objects.bulk_create(
+        [
+            UnreturnedQuery(result_list=result_list, metric=spec.name, query_id=query_id)
+            for query_id in unreturned.tolist()
+        ],
+        batch_size=10_000,
+    )
+
+
+def sums_of_columns(spec, columns: dict, unreturned: int) -> dict:
+    """The fields of ``OverallSum`` for latest points' ``columns`` (value, judged,
+    retrieved, judgements, zero_idcg: arrays in any order) and ``unreturned`` judged
+    queries the list did not return."""
+    judgements = np.asarray(columns["judgements"])
+    counted = judgements > 0 if spec.mean_over == "judged" else np.ones(len(judgements), bool)
+    return {
+        "total": str(exact_sum(np.asarray(columns["value"], dtype=np.float64)[counted])),
+        "counted": int(np.count_nonzero(counted)),
+        "unreturned": unreturned,
+        "judged": int(np.sum(columns["judged"])),
+        "retrieved": int(np.sum(columns["retrieved"])),
+        "judgements": int(np.sum(judgements)),
+        "zero_idcg": int(np.count_nonzero(np.asarray(columns["zero_idcg"])[counted])),
+        "queries_judged": int(np.count_nonzero(judgements > 0)),
+        "queries_returned": len(judgements),
+    }
+
+
+LATEST_READ = ("query_id", "value", "judged", "retrieved", "judgements", "zero_idcg")
+
+
+def overall_update(result_list, spec, points, *, as_of, queries) -> MetricPoint | None:
+    """Store ``points`` (new per-query points of ``result_list`` for some of the stale
+    ``queries``) and the overall point they make, from the list's sums and the old
+    points of ``queries`` alone. Returns the overall point, or None without storing
+    anything when the list has no sums or no overall point to update (the caller then
+    computes it in full)."""
+    from metrics.refresh import metric_points_store
+
+    sums = OverallSum.objects.select_for_update().filter(result_list=result_list, metric=spec.name)
+    sums = sums.first()
+    previous = (
+        MetricPoint.objects.filter(
+            result_list=result_list, metric=spec.name, query=None, as_of__lte=as_of
+        )
+        .order_by("-as_of")
+        .first()
+    )
+    if sums is None or previous is None:
+        return None
+    queries = sorted(queries)
+    latest = LatestMetricPoint.objects.filter(
+        result_list=result_list, metric=spec.name, query_id__in=queries
+    )
+    old = {row[0]: row[1:] for row in latest.values_list(*LATEST_READ)}
+    with keeping_sums():
+        metric_points_store(points)
+    new = {row[0]: row[1:] for row in latest.values_list(*LATEST_READ)}
+    changed = old != new
+    for rows, sign in ((old, -1), (new, 1)):
+        _count(sums, spec, rows.values(), sign)
+    if spec.mean_over == "all":
+        changed |= _unreturned_update(sums, result_list, spec, queries, returned=set(new))
+    sums.save()
+    counted = sums.counted + sums.unreturned
+    overall = MetricPoint(
+        result_list=result_list,
+        query=None,
+        metric=spec.name,
+        as_of=as_of,
+        value=mean_of(int(sums.total), counted),
+        judged=sums.judged,
+        retrieved=sums.retrieved,
+        judgements=sums.judgements,
+        queries=counted,
+        zero_idcg=sums.zero_idcg,
+        computed_at=timezone.now(),
+        ci_low=previous.ci_low,
+        ci_high=previous.ci_high,
+        ci_confidence=previous.ci_confidence,
+        ci_resamples=previous.ci_resamples,
+        ci_seed=INTERVAL_SEED if previous.ci_seed is None else previous.ci_seed,
+        queries_judged=sums.queries_judged,
+        queries_returned=sums.queries_returned,
+        # The interval is of the values the previous point was over.
+        ci_pending=previous.ci_pending or changed,
+    )
+    metric_points_store([overall])
+    return overall
+
+
+def _count(sums: OverallSum, spec, rows, sign: int) -> None:
+    """Add (``sign`` 1) or take away (-1) latest points' part of the sums."""
+    total = int(sums.total)
+    for value, judged, retrieved, judgements, zero_idcg in rows:
+        sums.judged += sign * judged
+        sums.retrieved += sign * retrieved
+        sums.judgements += sign * judgements
+        sums.queries_returned += sign
+        sums.queries_judged += sign * (judgements > 0)
+        if spec.mean_over == "all" or judgements > 0:
+            total += sign * scaled(value)
+            sums.counted += sign
+            sums.zero_idcg += sign * bool(zero_idcg)
+    sums.total = str(total)
+
+
+def _unreturned_update(sums, result_list, spec, queries, *, returned: set[int]) -> bool:
+    """Count again which of ``queries`` are judged and not returned by the list (those
+    with a latest point, ``returned``); True if any changed."""
+    with connection.cursor() as cursor:
+        cursor.execute(JUDGED_AMONG_SQL, [list(queries)])
+        judged = {query_id for (query_id,) in cursor.fetchall()}
+    kept = UnreturnedQuery.objects.filter(
+        result_list=result_list, metric=spec.name, query_id__in=queries
+    )
+    before = set(kept.values_list("query_id", flat=True))
+    after = judged - returned
+    if before == after:
+        return False
+    kept.filter(query_id__in=before - after).delete()
+    UnreturnedQuery.objects.bulk_create(
+        [
+            UnreturnedQuery(result_list=result_list, metric=spec.name, query_id=query_id)
+            for query_id in sorted(after - before)
+        ]
+    )
+    sums.unreturned += len(after) - len(before)
+    return True
+
+
+class keeping_sums:
+    """Within it, writes of latest points leave the sums alone (the refresh updates
+    them itself): the triggers of migration 0005 skip while ``metrics.keeping_sums``
+    is on."""
+
+    def __enter__(self):
+        self._set("on")
+
+    def __exit__(self, *exc):
+        # After an error the transaction is being rolled back, and the setting with it.
+        if connection.needs_rollback or exc[0] is not None:
+            return
+        self._set("off")
+
+    @staticmethod
+    def _set(value: str) -> None:
+        assert transaction.get_connection().in_atomic_block
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT set_config('metrics.keeping_sums', %s, true)", [value])
