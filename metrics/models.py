@@ -46,8 +46,11 @@ class MetricPoint(models.Model):
     (``metrics.tasks.result_list_interval``) is queued to draw it again.
     """
 
+    # No index of its own: three indexes below lead with the list. One on the list alone
+    # read every per-query point of a list where statistics were young (a new project):
+    # the planner took it to find a list's overall point, filtering its other rows out.
     result_list = models.ForeignKey(
-        ResultList, on_delete=models.CASCADE, related_name="metric_points"
+        ResultList, on_delete=models.CASCADE, related_name="metric_points", db_index=False
     )
     query = models.ForeignKey(
         Query, on_delete=models.CASCADE, null=True, blank=True, related_name="metric_points"

@@ -15,6 +15,8 @@ hits and pair grades and rebuild once (``judgements.derived.rebuild``), and
 - ``queue_tally.sql``: the progress bar's counts.
 - ``log_blocks.sql``: the marks of the packed log (judgements_logblock) that past
   moments are replayed from.
+- ``overall_sums.sql``: throws away the sums behind a list's overall point
+  (metrics_overallsum) when anything but a grade's refresh writes its latest points.
 
 Migrations never patch this text. To change a function or trigger: edit its file here,
 copy the changed file(s) whole into ``judgements/migrations/sql/NNNN_<name>.sql`` (a
@@ -35,6 +37,7 @@ CONCERNS = (
     "queue",
     "queue_tally",
     "log_blocks",
+    "overall_sums",
 )
 
 # Statements start at the beginning of a line; the bodies between $$ are indented.
