@@ -5,7 +5,7 @@ from contextlib import contextmanager
 
 import numpy as np
 from django.apps import apps
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import ForeignKey
 
 from metrics import pgcopy
@@ -133,7 +133,9 @@ def project_delete_fast(slug: str, *, progress=None) -> None:
     """
     from judgements.derived.rebuild import deferred
 
-    with connection.cursor() as cursor:
+    # All or nothing, whoever calls it: outside a transaction each statement would
+    # commit alone (and the triggers' deferral needs one).
+    with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT id FROM judgements_project WHERE slug = %s", [slug])
         row = cursor.fetchone()
         if row is None:
