@@ -26,6 +26,9 @@ SERIES_COLUMNS = (
     "queries",
     "zero_idcg",
     "grades",
+    # Last, so that readers of the earlier columns by position are not moved: true while
+    # the interval is the previous values' (metrics.overall), until its task draws it.
+    "ci_pending",
 )
 
 
@@ -45,13 +48,13 @@ def series_export(*, project: Project, grades: Grades = HUMAN) -> Export:
     points = MetricPoint.objects.filter(result_list__project=project, query__isnull=True)
     rows = points.order_by().values(
         "result_list__name", "metric", "as_of", "value", "ci_low", "ci_high", "judged",
-        "retrieved", "queries", "zero_idcg", "result_list_id",
+        "retrieved", "queries", "zero_idcg", "result_list_id", "ci_pending",
     )  # fmt: skip
     columns = ", ".join(
         ISO_TIME.format("r.as_of") if name == "as_of" else f"r.{name}"
-        for name in ("result_list__name", *SERIES_COLUMNS[1:-1])
+        for name in ("result_list__name", *SERIES_COLUMNS[1:-2])
     )
-    columns += ", 'human'"
+    columns += ", 'human', CASE WHEN r.ci_pending THEN 'true' ELSE 'false' END"
     sql = f"SELECT {columns} FROM ({sql_of(rows)}) r ORDER BY r.result_list_id, r.metric, r.as_of"
 
     def chunks():
@@ -72,8 +75,9 @@ def _replayed_chunks(project: Project, grades: Grades):
             moment = point.as_of.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
             writer.writerow(
                 [point.result_list.name, point.metric, moment]
-                + [_cell(getattr(point, name)) for name in SERIES_COLUMNS[3:-1]]
-                + [grades.name]
+                + [_cell(getattr(point, name)) for name in SERIES_COLUMNS[3:-2]]
+                # Replayed points draw their intervals with their means.
+                + [grades.name, "false"]
             )
         yield buffer.getvalue().encode()
 

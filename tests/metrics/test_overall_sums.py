@@ -8,6 +8,7 @@ task replaces it. Every write of the latest points other than the refresh's, and
 deletion of a query, throws the sums away, and the next refresh computes in full.
 """
 
+import csv
 import datetime as dt
 import math
 import struct
@@ -18,6 +19,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
 from django.utils import timezone
 
 from judgements.bulk import result_list_delete_fast
@@ -399,6 +401,10 @@ def test_the_overview_and_the_series_api_say_when_an_interval_is_pending(queued,
         page = client.get(f"/metrics/{project.slug}/").content.decode()
         series = client.get(f"/api/result-lists/{result_list.pk}/series/").json()
         newest = max(series["results"], key=lambda point: point["as_of"])
+        exported = client.get(reverse("metrics:series_export", args=[project.slug]))
+        rows = list(csv.DictReader(StringIO(b"".join(exported.streaming_content).decode())))
+        in_csv = max(rows, key=lambda row: row["as_of"])["ci_pending"]
+        assert in_csv == ("true" if newest["ci_pending"] else "false")
         return 'data-testid="interval-pending"' in page, newest["ci_pending"]
 
     assert shown() == (False, False)
