@@ -106,11 +106,11 @@ def test_the_metric_series_downloads_as_csv(charlie, two_lists):
     assert (
         lines[0]
         == "result_list,metric,as_of,value,ci_low,ci_high,judged,retrieved,queries,zero_idcg,"
-        "grades"
+        "grades,ci_pending"
     )
-    assert [line.split(",")[:3] + line.split(",")[-1:] for line in lines[1:]] == [
-        ["bm25", spec.name, "2026-11-01T00:00:00.000000Z", "human"],
-        ["new", spec.name, "2026-11-01T00:00:00.000000Z", "human"],
+    assert [line.split(",")[:3] + line.split(",")[-2:] for line in lines[1:]] == [
+        ["bm25", spec.name, "2026-11-01T00:00:00.000000Z", "human", "false"],
+        ["new", spec.name, "2026-11-01T00:00:00.000000Z", "human", "false"],
     ]
 
 
