@@ -10,6 +10,7 @@ any list can have).
 
 from django import forms
 from django.http import Http404
+from django.urls import register_converter
 from rest_framework import serializers
 
 MAX_ID = 2**63 - 1
@@ -56,3 +57,9 @@ def page_number(value: str | None, *, per_page: int) -> int:
     if (number - 1) * per_page > MAX_ID:
         raise Http404("No such page.")
     return number
+
+
+# Registered with the class, so that every URL module that writes <id:...> (each imports
+# this one) finds it however the modules are first imported: a test that imported
+# judgements.urls before config.urls failed to load.
+register_converter(IdConverter, "id")

@@ -1,11 +1,9 @@
 from django.contrib import admin
-from django.urls import include, path, register_converter
+from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from config.ids import IdConverter
-
-# Row ids in paths stop at bigint's end (config.ids); registered before the apps' URLs load.
-register_converter(IdConverter, "id")
+# Row ids in paths stop at bigint's end: config.ids registers the <id:...> converter.
+from config import ids  # noqa: F401
 
 urlpatterns = [
     path("admin/", admin.site.urls),

@@ -1,5 +1,6 @@
 from django.urls import path, re_path
 
+from config import ids  # noqa: F401 (registers the <id:...> path converter)
 from config.api import errors, tokens
 from judgements.api import catalogue, judging, projects
 from metrics import api_urls as metrics_api

@@ -1,5 +1,6 @@
 from django.urls import path
 
+from config import ids  # noqa: F401 (registers the <id:...> path converter)
 from judgements import views
 from judgements.machine import views as machine
 from judgements.workspace import raters as workspace_raters

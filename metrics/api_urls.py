@@ -2,6 +2,7 @@
 
 from django.urls import path
 
+from config import ids  # noqa: F401 (registers the <id:...> path converter)
 from metrics.api import series, views
 
 urlpatterns = [

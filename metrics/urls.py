@@ -1,5 +1,6 @@
 from django.urls import path
 
+from config import ids  # noqa: F401 (registers the <id:...> path converter)
 from metrics import views
 
 app_name = "metrics"
