@@ -12,7 +12,7 @@ from judgements.models import Judgement, PairGrade, Project, QueuePair
 OPTIONS = {"queries": 10, "hits_per_query": 10, "judgements": 300, "raters": 3}
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_it_deletes_a_project_when_called_outside_a_transaction():
     # As a benchmark or a script calls it, in autocommit: it used to fail there, since the
     # triggers' deferral needs a transaction (make bench stopped in bench_upload).
@@ -26,7 +26,7 @@ def test_it_deletes_a_project_when_called_outside_a_transaction():
     assert not QueuePair.objects.exists()
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_a_failure_half_way_leaves_the_project_whole():
     call_command("generate_load", stdout=StringIO(), **OPTIONS)
     counts = (Judgement.objects.count(), PairGrade.objects.count(), QueuePair.objects.count())
