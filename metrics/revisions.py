@@ -166,7 +166,7 @@ def revisions_per_week(project_id: int, *, as_of: dt.datetime | None) -> list[tu
     """
     moment = as_of or timezone.now()
     start = moment.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
-    marked = StaleQuery.objects.filter(query__project_id=project_id)
+    marked = StaleQuery.objects.filter(project_id=project_id)
     stale = list(marked.values_list("pk", flat=True))
     params = {"project": project_id, "start": start, "as_of": moment, "stale": stale}
     params["queries"] = stale

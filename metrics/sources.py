@@ -100,10 +100,7 @@ WITH newest AS (
 )
 SELECT newest.at,
        {NOTHING_AFTER_SQL.format(moment="%(moment)s")},
-       EXISTS (
-           SELECT FROM metrics_stalequery mark
-           JOIN judgements_query query ON query.id = mark.query_id
-           WHERE query.project_id = %(project)s),
+       EXISTS (SELECT FROM metrics_stalequery mark WHERE mark.project_id = %(project)s),
        EXISTS (
            SELECT FROM judgements_resultlist list
            WHERE list.project_id = %(project)s

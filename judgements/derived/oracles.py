@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.db import connection
+from django.db.models import Q
 from django.utils import timezone
 
 from judgements.models import (
@@ -595,6 +596,20 @@ def _packed_state(project) -> tuple[set[int], set[str]]:
     )
 
 
+def stored_mark_projects(project) -> dict:
+    """The project each stale mark of the project's queries names, and each mark that
+    names the project: {query: (project,)}."""
+    from metrics.models import StaleQuery
+
+    marks = StaleQuery.objects.filter(Q(query__project=project) | Q(project=project))
+    return {query: (named,) for query, named in marks.values_list("pk", "project_id")}
+
+
+def expected_mark_projects(project) -> dict:
+    """Each stale mark of the project's queries names the project."""
+    return dict.fromkeys(_stale_queries(project), (project.pk,))
+
+
 def _stale_queries(project) -> set[int]:
     from metrics.models import StaleQuery
 
@@ -678,6 +693,9 @@ def differences(project) -> Iterator[Difference]:
         "metrics_revisioncount",
         stored_revision_counts(project),
         expected_revision_counts(project),
+    )
+    yield from _compare(
+        "metrics_stalequery", stored_mark_projects(project), expected_mark_projects(project)
     )
     yield from _compare(
         "metrics_overallsum", stored_overall_sums(project), expected_overall_sums(project)

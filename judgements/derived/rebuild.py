@@ -280,6 +280,15 @@ ORDER BY result_list_id, metric, query_id, as_of DESC, id DESC;
 """
 
 
+# Stale marks of the project's queries that name another project, named right.
+MARK_PROJECTS_SQL = """
+UPDATE metrics_stalequery mark SET project_id = query.project_id
+FROM judgements_query query
+WHERE query.project_id = %(project)s AND mark.query_id = query.id
+  AND mark.project_id <> query.project_id
+"""
+
+
 @transaction.atomic
 def repair(project_id: int) -> None:
     """``rebuild()`` the whole project, then count its tallies again from the pool, copy
@@ -303,5 +312,6 @@ def repair(project_id: int) -> None:
         cursor.execute(LATEST_POINTS_SQL, {"project": project_id})
         cursor.execute("SELECT id FROM judgements_query WHERE project_id = %s", [project_id])
         queries = {query for (query,) in cursor.fetchall()}
-    stale = StaleQuery.objects.filter(query__project_id=project_id).values_list("pk", flat=True)
+        cursor.execute(MARK_PROJECTS_SQL, {"project": project_id})
+    stale = StaleQuery.objects.filter(project_id=project_id).values_list("pk", flat=True)
     revisions_recount(query_ids=queries - set(stale))

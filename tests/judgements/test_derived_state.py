@@ -63,6 +63,11 @@ def test_the_demo_is_clean(demo):
         # A summary that names another project: its project's guard would not see it stale.
         ("UPDATE judgements_querygrades SET project_id = project_id + 1000 WHERE query_id = "
          "(SELECT min(query_id) FROM judgements_querygrades)", "judgements_querygrades"),
+        # A stale mark of one of its queries that names another project: its refresh
+        # would not take it, and its pages would read the stored series as current.
+        ("INSERT INTO metrics_stalequery (query_id, project_id, marked_at) "
+         "SELECT min(id), min(project_id) + 1000, now() FROM judgements_query",
+         "metrics_stalequery"),
         ("UPDATE judgements_rankedhits SET hits = hits + 1 WHERE id = "
          "(SELECT min(id) FROM judgements_rankedhits)", "judgements_rankedhits"),
         ("UPDATE judgements_rankedgrades SET ideal = '' WHERE id = "

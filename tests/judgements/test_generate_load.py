@@ -85,7 +85,7 @@ def test_replacing_a_project_removes_the_rows_other_apps_keep_for_it(db, django_
     first = generate()
     metrics_refresh(project=first)
     query = first.queries.order_by("pk").first()
-    StaleQuery.objects.create(query=query)
+    StaleQuery.objects.create(query=query, project=query.project)
     first.raters.add(django_user_model.objects.create(username="restricted"))
     search_log_ingest(
         project=first, upload=[jsonl(impression("e1", "s1", "2026-11-20T10:00:00Z", query.text))]

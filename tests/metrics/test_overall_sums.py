@@ -30,6 +30,7 @@ from metrics import evaluate, recompute, refresh, tasks
 from metrics.models import LatestMetricPoint, MetricPoint, OverallSum, UnreturnedQuery
 from metrics.registry import project_spec
 from tests.factories import HitFactory, QueryFactory, ResultListFactory, UserFactory
+from tests.rows import rows_read
 
 COUNTS = (
     "judged", "retrieved", "judgements", "queries", "zero_idcg", "queries_judged",
@@ -278,17 +279,6 @@ def refresh_after_one_grade(project, rater, query_id: int, grade_: int) -> list[
     with CaptureQueriesContext(connection) as captured:
         refresh.metrics_refresh(project=project)
     return [query["sql"] for query in captured.captured_queries]
-
-
-def rows_read(tables: list[str]) -> int:
-    """Rows this transaction has read from ``tables`` so far (sequential and index)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT coalesce(sum(coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)), 0) "
-            "FROM pg_stat_xact_user_tables WHERE relname = ANY(%s)",
-            [tables],
-        )
-        return int(cursor.fetchone()[0])
 
 
 METRIC_TABLES = [

@@ -295,7 +295,9 @@ def test_the_migration_drops_points_left_behind_by_deleted_queries_before_backfi
             [missing, point.pk],
         )
         cursor.execute(
-            "INSERT INTO metrics_stalequery (query_id, marked_at) VALUES (%s, now())", [missing]
+            "INSERT INTO metrics_stalequery (query_id, project_id, marked_at)"
+            " VALUES (%s, %s, now())",
+            [missing, demo.pk],
         )
         cursor.execute("SET session_replication_role = DEFAULT")
 

@@ -102,7 +102,7 @@ def test_a_query_marked_stale_is_counted_from_the_log_until_its_refresh(tent):
         grade=3,
         created_at=MONDAY + dt.timedelta(days=9),
     )
-    StaleQuery.objects.create(query=tent)
+    StaleQuery.objects.create(query=tent, project=tent.project)
 
     assert revisions_per_week(tent.project_id, as_of=None) == [
         (dt.date(2026, 11, 9), 1),

@@ -13,12 +13,13 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from judgements.models import Hit, Judgement, Project
+from judgements.models import Hit, Judgement, Project, Query
 from metrics import refresh
 from metrics.models import MetricPoint, StaleQuery
 from metrics.registry import project_spec
 from metrics.sources import Source, freshness, grades_freshness
 from tests.factories import HitFactory, JudgementFactory, ResultListFactory
+from tests.rows import rows_read
 
 
 @pytest.fixture
@@ -48,6 +49,26 @@ def test_a_stale_query_sends_the_lists_to_their_packed_grades(demo):
 
     assert not fresh.stored
     assert (fresh.lists, fresh.pairs) == (Source.PACKED, Source.PAIRS)
+
+
+def test_another_projects_marks_are_neither_this_projects_nor_read(demo):
+    """Each mark carries its query's project: another project's 2,000 stale queries
+    leave this project's stored series current, and asking reads none of them (a join
+    of the marks with the queries read the query table from the first mark on)."""
+    other = Project.objects.create(name="Other", slug="other")
+    queries = Query.objects.bulk_create(Query(project=other, text=f"q{n}") for n in range(2000))
+    refresh.queries_mark_stale(query_ids=[query.pk for query in queries])
+    refresh.queries_mark_stale(query_ids=[queries[0].pk, first_hit(demo).query_id])
+    StaleQuery.objects.filter(project=demo).delete()
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE metrics_stalequery, judgements_query")
+    before = rows_read(["metrics_stalequery", "judgements_query"])
+
+    fresh = freshness(demo, project_spec(demo), as_of=None)
+
+    assert fresh.stored
+    assert rows_read(["metrics_stalequery", "judgements_query"]) - before < 10
+    assert set(StaleQuery.objects.values_list("project", flat=True)) == {other.pk}
 
 
 def test_a_grade_after_the_newest_stored_point_sends_the_lists_to_their_packed_grades(demo):
