@@ -114,15 +114,15 @@ def _current(blocks: list[int]) -> list:
 def _of_queries(found: Spans, queries: np.ndarray) -> Spans:
     """``found`` without the spans of other queries than ``queries`` (sorted): other
     projects' queries in the same blocks, or those not asked for."""
-    query_of = found.keys >> 32
-    # Spans come in query order: each query's run is kept or left out whole.
-    starts = np.flatnonzero(np.r_[len(query_of) > 0, query_of[1:] != query_of[:-1]])
-    runs = query_of[starts]
-    at = np.minimum(np.searchsorted(queries, runs), max(len(queries) - 1, 0))
-    wanted = queries[at] == runs if len(queries) else np.zeros(len(runs), dtype=bool)
-    if wanted.all():
+    # Spans come in key order, so each query's spans are one run, found by its bounds.
+    first = np.searchsorted(found.keys, queries << 32)
+    last = np.searchsorted(found.keys, (queries + 1) << 32)
+    if (last - first).sum() == len(found.keys):
         return found
-    keep = np.repeat(wanted, np.diff(np.r_[starts, len(query_of)]))
+    keep = np.zeros(len(found.keys) + 1, dtype=np.int32)
+    np.add.at(keep, first, 1)
+    np.add.at(keep, last, -1)
+    keep = np.cumsum(keep[:-1]) > 0
     return Spans(found.keys[keep], found.starts[keep], found.ends[keep], found.grades[keep])
 
 

@@ -4,6 +4,7 @@ log, always the log's own replay, whoever writes the log and whenever."""
 import datetime as dt
 import threading
 
+import numpy as np
 import pytest
 from django.db import connection, connections, transaction
 from django.utils import timezone
@@ -126,6 +127,23 @@ def test_machine_judges_events_mark_nothing(project):
 
     assert not LogBlockMark.objects.exists()
     assert_the_logs_grades(project, timezone.now())
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_blocks_spans_are_cut_to_the_queries_asked_for(seed):
+    """Whole runs of the queries asked for, nothing of the others, in order."""
+    rng = np.random.default_rng(seed)
+    queries = np.sort(rng.choice(np.arange(1, 300), size=60, replace=False))
+    keys = np.sort((queries[rng.integers(0, 60, 500)] << 32) | rng.integers(1, 9, 500))
+    found = log_blocks.Spans(keys, keys + 1, keys + 2, (keys % 4).astype(np.int16))
+    asked = np.sort(rng.choice(queries, size=int(rng.integers(0, 61)), replace=False))
+
+    cut = log_blocks._of_queries(found, asked)
+
+    wanted = np.isin(keys >> 32, asked)
+    assert cut.keys.tolist() == keys[wanted].tolist()
+    assert cut.starts.tolist() == (keys[wanted] + 1).tolist()
+    assert cut.grades.tolist() == (keys[wanted] % 4).tolist()
 
 
 def test_projects_whose_queries_share_a_block_read_their_own_events(db):
