@@ -114,16 +114,18 @@ def _current(blocks: list[int]) -> list:
 def _of_queries(found: Spans, queries: np.ndarray) -> Spans:
     """``found`` without the spans of other queries than ``queries`` (sorted): other
     projects' queries in the same blocks, or those not asked for."""
-    # Spans come in key order, so each query's spans are one run, found by its bounds.
+    # Spans come in key order, so each query's spans are one run, found by its bounds;
+    # runs that touch are one slice (a project's queries are mostly consecutive ids).
     first = np.searchsorted(found.keys, queries << 32)
     last = np.searchsorted(found.keys, (queries + 1) << 32)
     if (last - first).sum() == len(found.keys):
         return found
-    keep = np.zeros(len(found.keys) + 1, dtype=np.int32)
-    np.add.at(keep, first, 1)
-    np.add.at(keep, last, -1)
-    keep = np.cumsum(keep[:-1]) > 0
-    return Spans(found.keys[keep], found.starts[keep], found.ends[keep], found.grades[keep])
+    columns = (found.keys, found.starts, found.ends, found.grades)
+    if not len(queries):
+        return Spans(*(column[:0] for column in columns))
+    breaks = np.flatnonzero(first[1:] != last[:-1]) + 1
+    bounds = list(zip(first[np.r_[0, breaks]], last[np.r_[breaks - 1, -1]], strict=True))
+    return Spans(*(np.concatenate([column[b:e] for b, e in bounds]) for column in columns))
 
 
 def project_blocks_write(project_id: int) -> bool:
