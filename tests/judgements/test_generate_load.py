@@ -156,3 +156,14 @@ def test_keep_indexes_leaves_them_in_place_and_the_derived_tables_right(db):
     output = StringIO()
     call_command("derived_state", check=True, project="kept", stdout=output)
     assert "every derived table matches" in output.getvalue()
+
+
+def test_judgements_indexes_are_built_again_beside_up_to_five_times_as_many_rows(monkeypatch):
+    """Each table's own break-even: a judgement added to its five indexes costs about six
+    times its share of building them, a hit about three times."""
+    monkeypatch.setattr(bulk, "estimated_rows", lambda model: 2_350_000)
+
+    assert bulk.rebuild_pays(1_000_000, Judgement)
+    assert not bulk.rebuild_pays(400_000, Judgement)
+    assert not bulk.rebuild_pays(1_000_000, Hit)
+    assert bulk.rebuild_pays(1_200_000, Hit)
