@@ -280,12 +280,13 @@ ORDER BY result_list_id, metric, query_id, as_of DESC, id DESC;
 """
 
 
-# Stale marks of the project's queries that name another project, named right.
+# Stale marks of the project's queries that name another project, and marks that name
+# the project for another project's query, named right.
 MARK_PROJECTS_SQL = """
 UPDATE metrics_stalequery mark SET project_id = query.project_id
 FROM judgements_query query
-WHERE query.project_id = %(project)s AND mark.query_id = query.id
-  AND mark.project_id <> query.project_id
+WHERE mark.query_id = query.id AND mark.project_id <> query.project_id
+  AND (query.project_id = %(project)s OR mark.project_id = %(project)s)
 """
 
 

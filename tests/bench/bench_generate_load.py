@@ -12,8 +12,9 @@ every derived table equal to its recomputation from the log.
 - "first": on a fresh database the tables hold fewer rows than the load brings, so
   their secondary indexes are dropped and built again once;
 - "second": built while the first is still there, so the tables hold at least as many
-  rows as the load; while they hold less than twice as many, building every index
-  again still costs less than adding each row to them (``judgements.bulk.rebuild_pays``);
+  rows as the load; while they hold less than twice as many (five times, for the
+  judgements), building every index again still costs less than adding each row to
+  them (``judgements.bulk.rebuild_pays``);
 - "second, kept": the second again with ``--keep-indexes`` (other sessions can keep
   using the tables meanwhile), every row added to every index as it comes.
 

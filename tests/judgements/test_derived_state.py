@@ -11,6 +11,8 @@ from judgements.derived import oracles
 from judgements.models import Project, ResultList
 from judgements.packed import blocks_refresh, packed_fill
 from metrics.core.consensus import policy_names
+from metrics.models import StaleQuery
+from tests.factories import ProjectFactory, QueryFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -120,6 +122,21 @@ def test_a_missing_pool_row_shows_as_missing_and_the_tallies_follow(demo):
     differences = list(oracles.differences(demo))
     missing = [d for d in differences if d.table == "judgements_queuepair"]
     assert len(missing) == 1 and missing[0].stored is None and missing[0].expected is not None
+
+
+def test_a_mark_that_names_the_project_for_another_projects_query_is_repaired(demo):
+    other = QueryFactory(project=ProjectFactory(slug="other")).pk
+    corrupt(
+        "INSERT INTO metrics_stalequery (query_id, project_id, marked_at)"
+        f" VALUES ({other}, {demo.pk}, now())"
+    )
+
+    status, output = run("--check", "--project", "outdoor-gear")
+    assert status == 1 and "rows differ: metrics_stalequery 1" in output
+
+    status, output = run("--rebuild", "--project", "outdoor-gear")
+    assert status == 0, output
+    assert StaleQuery.objects.get(pk=other).project.slug == "other"
 
 
 def test_an_unknown_project_is_a_command_error(demo):
