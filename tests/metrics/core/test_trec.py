@@ -97,6 +97,14 @@ def test_line_numbers_in_errors_count_the_lines_of_earlier_chunks(monkeypatch, t
         parse_run(text)
 
 
+def test_of_two_bad_chunks_the_error_of_the_earlier_one_is_raised(monkeypatch, threads):
+    text = b"q Q0 A 1 1 t\n" * 30 + b"q Q0 B 1 x t\n" + b"q Q0 A 1 1 t\n" * 30 + b"q Q0 C 1 t\n"
+    monkeypatch.setattr(trec_tokens, "CHUNK_BYTES", 20)
+
+    with pytest.raises(TrecFormatError, match="line 31: score 'x' is not a number"):
+        parse_run(text)
+
+
 @pytest.mark.parametrize("chunk_bytes", [1 << 20, 64], ids=["one-chunk", "small-chunks"])
 def test_files_of_the_shortest_possible_lines_are_read_whole(monkeypatch, chunk_bytes):
     # Rows are copied into arrays sized from the file's length and its
