@@ -37,8 +37,8 @@ e2e: $(STAMP)
 
 # Benchmarks report ratios against peers measured in the same run; the Django ones
 # use the development database and build a generate_load project if missing (10k queries,
-# 1M judgements: 45 s into a fresh database at load 1, 62 s when the tables already hold
-# twice as many rows; bench_generate_load). bench_scaling builds three more projects
+# 1M judgements: about 45 s into a fresh database, 59-65 s beside make bench's other
+# projects, whose 15.5M hits it adds to; bench_generate_load). bench_scaling builds three more projects
 # (10k, 100k and 1M queries x 10 hits, 100k judgements each: about 13 minutes and 6 GB
 # the first time; the run itself about 12 minutes). Each benchmark records its figures against their targets in
 # .bench/summary.tsv, and the last step prints them all (tests/bench/summary.py).
