@@ -122,8 +122,10 @@ def overall_update(result_list, spec, points, *, as_of, queries) -> MetricPoint 
     )
     old = {row[0]: row[1:] for row in latest.values_list(*LATEST_READ)}
     with keeping_sums():
-        metric_points_store(points)
-    new = {row[0]: row[1:] for row in latest.values_list(*LATEST_READ)}
+        written = metric_points_store(points)
+    # The latest points now: those just written, else the old ones (a query whose point
+    # is newer than this refresh's keeps it).
+    new = old | {row[2]: row[3:] for row in written}
     changed = old != new
     for rows, sign in ((old, -1), (new, 1)):
         _count(sums, spec, rows.values(), sign)

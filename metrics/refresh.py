@@ -20,7 +20,7 @@ from metrics.evaluate import (
     read_depth,
     unreturned_count,
 )
-from metrics.models import POINT_FIELDS, LatestMetricPoint, MetricPoint, StaleQuery
+from metrics.models import POINT_FIELDS, LatestMetricPoint, MetricPoint
 from metrics.registry import MetricSpec, stored_specs
 
 LATEST_FIELDS = ["as_of", "value", "dcg", "idcg", "judged", "retrieved", "judgements", "zero_idcg"]
@@ -36,16 +36,19 @@ SELECT * FROM unnest(
 ON CONFLICT (result_list_id, metric, query_id) DO UPDATE
 SET {updates}
 WHERE latest.as_of <= EXCLUDED.as_of
+RETURNING result_list_id, metric, query_id, value, judged, retrieved, judgements, zero_idcg
 """.format(
     fields=", ".join(LATEST_FIELDS),
     updates=", ".join(f"{field} = EXCLUDED.{field}" for field in LATEST_FIELDS),
 )
 
 
-def metric_points_store(points: list[MetricPoint]) -> None:
+def metric_points_store(points: list[MetricPoint]) -> list[tuple]:
     """Insert or replace points on (result list, query, metric, as_of): re-runs are idempotent.
 
-    Per-query points also replace LatestMetricPoint's copy unless it is newer.
+    Per-query points also replace LatestMetricPoint's copy unless it is newer. Returns
+    the latest rows written, as (result_list_id, metric, query_id, value, judged,
+    retrieved, judgements, zero_idcg): a query left out kept a newer point.
     """
     MetricPoint.objects.bulk_create(
         points,
@@ -54,10 +57,10 @@ def metric_points_store(points: list[MetricPoint]) -> None:
         update_fields=POINT_FIELDS,
         batch_size=5000,
     )
-    _latest_store([point for point in points if point.query_id is not None])
+    return _latest_store([point for point in points if point.query_id is not None])
 
 
-def _latest_store(points: list[MetricPoint]) -> None:
+def _latest_store(points: list[MetricPoint]) -> list[tuple]:
     # One row per key, the newest: ON CONFLICT cannot touch a row twice in a statement.
     newest: dict[tuple, MetricPoint] = {}
     for point in points:
@@ -65,6 +68,7 @@ def _latest_store(points: list[MetricPoint]) -> None:
         if key not in newest or newest[key].as_of < point.as_of:
             newest[key] = point
     rows = list(newest.values())
+    written = []
     with connection.cursor() as cursor:
         for start in range(0, len(rows), 10_000):
             batch = rows[start : start + 10_000]
@@ -73,6 +77,8 @@ def _latest_store(points: list[MetricPoint]) -> None:
                 LATEST_UPSERT_SQL,
                 [[getattr(point, column) for point in batch] for column in columns],
             )
+            written += cursor.fetchall()
+    return written
 
 
 # One class of advisory-lock keys, hashed with the result list's id (result_list_lock).
@@ -105,11 +111,15 @@ def queries_mark_stale(*, query_ids) -> None:
         cursor.execute(MARK_SQL, [sorted(set(query_ids))])
 
 
-# A project's stale marks: one range of the index on the marks' project. (A join with
-# the project's queries was hashed over all of them: 106 ms of a refresh at 1M queries.)
+# A project's stale marks, taken: one range of the index on the marks' project (a join
+# with the project's queries was hashed over all of them: 106 ms of a refresh at 1M
+# queries), locked and deleted in one statement. Marks another refresh holds are skipped.
 MARKS_SQL = """
-SELECT mark.query_id FROM metrics_stalequery mark WHERE mark.project_id = %s
-FOR UPDATE OF mark SKIP LOCKED
+DELETE FROM metrics_stalequery WHERE query_id IN (
+    SELECT mark.query_id FROM metrics_stalequery mark WHERE mark.project_id = %s
+    FOR UPDATE OF mark SKIP LOCKED
+)
+RETURNING query_id
 """
 
 
@@ -130,7 +140,6 @@ def metrics_refresh(*, project: Project, now: dt.datetime | None = None) -> int:
     with connection.cursor() as cursor:
         cursor.execute(MARKS_SQL, [project.pk])
         stale = {query_id for (query_id,) in cursor.fetchall()}
-    StaleQuery.objects.filter(query_id__in=stale).delete()
     revisions.revisions_recount(query_ids=stale)
     written = 0
     pending = []
