@@ -96,6 +96,27 @@ def sums_of_columns(spec, columns: dict, unreturned: int) -> dict:
 
 LATEST_READ = ("query_id", "value", "judged", "retrieved", "judgements", "zero_idcg")
 
+# The list's sums, locked, with the interval of its newest overall point as of the
+# refresh's moment (previous_*), in one statement; no row when either is missing.
+SUMS_AND_PREVIOUS_SQL = """
+SELECT sums.*, previous.ci_low AS previous_ci_low, previous.ci_high AS previous_ci_high,
+       previous.ci_confidence AS previous_ci_confidence,
+       previous.ci_resamples AS previous_ci_resamples, previous.ci_seed AS previous_ci_seed,
+       previous.ci_pending AS previous_ci_pending
+FROM metrics_overallsum sums
+JOIN LATERAL (
+    SELECT point.ci_low, point.ci_high, point.ci_confidence, point.ci_resamples,
+           point.ci_seed, point.ci_pending
+    FROM metrics_metricpoint point
+    WHERE point.result_list_id = sums.result_list_id AND point.metric = sums.metric
+      AND point.query_id IS NULL AND point.as_of <= %(as_of)s
+    ORDER BY point.as_of DESC
+    LIMIT 1
+) previous ON true
+WHERE sums.result_list_id = %(result_list)s AND sums.metric = %(metric)s
+FOR UPDATE OF sums
+"""
+
 
 def overall_update(result_list, spec, points, *, as_of, queries) -> MetricPoint | None:
     """Store ``points`` (new per-query points of ``result_list`` for some of the stale
@@ -105,16 +126,9 @@ def overall_update(result_list, spec, points, *, as_of, queries) -> MetricPoint 
     computes it in full)."""
     from metrics.refresh import metric_points_store
 
-    sums = OverallSum.objects.select_for_update().filter(result_list=result_list, metric=spec.name)
-    sums = sums.first()
-    previous = (
-        MetricPoint.objects.filter(
-            result_list=result_list, metric=spec.name, query=None, as_of__lte=as_of
-        )
-        .order_by("-as_of")
-        .first()
-    )
-    if sums is None or previous is None:
+    params = {"result_list": result_list.pk, "metric": spec.name, "as_of": as_of}
+    sums = next(iter(OverallSum.objects.raw(SUMS_AND_PREVIOUS_SQL, params)), None)
+    if sums is None:  # No sums, or no overall point to update.
         return None
     queries = sorted(queries)
     latest = LatestMetricPoint.objects.filter(
@@ -145,15 +159,15 @@ def overall_update(result_list, spec, points, *, as_of, queries) -> MetricPoint 
         queries=counted,
         zero_idcg=sums.zero_idcg,
         computed_at=timezone.now(),
-        ci_low=previous.ci_low,
-        ci_high=previous.ci_high,
-        ci_confidence=previous.ci_confidence,
-        ci_resamples=previous.ci_resamples,
-        ci_seed=INTERVAL_SEED if previous.ci_seed is None else previous.ci_seed,
+        ci_low=sums.previous_ci_low,
+        ci_high=sums.previous_ci_high,
+        ci_confidence=sums.previous_ci_confidence,
+        ci_resamples=sums.previous_ci_resamples,
+        ci_seed=INTERVAL_SEED if sums.previous_ci_seed is None else sums.previous_ci_seed,
         queries_judged=sums.queries_judged,
         queries_returned=sums.queries_returned,
         # The interval is of the values the previous point was over.
-        ci_pending=previous.ci_pending or changed,
+        ci_pending=sums.previous_ci_pending or changed,
     )
     metric_points_store([overall])
     return overall
