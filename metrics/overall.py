@@ -95,6 +95,23 @@ def sums_of_columns(spec, columns: dict, unreturned: int) -> dict:
 
 
 LATEST_READ = ("query_id", "value", "judged", "retrieved", "judgements", "zero_idcg")
+# The latest points of some queries (at least one) of a list, LATEST_READ's columns.
+# This, the sums' read and their update are written out, as the refresh's other
+# statements are (metrics.refresh.NEWEST_OVERALL_SQL says why).
+LATEST_OF_QUERIES_SQL = f"""
+SELECT {", ".join(LATEST_READ)} FROM metrics_latestmetricpoint
+WHERE result_list_id = %s AND metric = %s AND query_id IN %s
+"""
+# Every field of the sums but their key.
+SUMS_FIELDS = tuple(
+    field.column
+    for field in OverallSum._meta.concrete_fields
+    if field.name not in ("id", "result_list", "metric")
+)
+SUMS_UPDATE_SQL = f"""
+UPDATE metrics_overallsum SET {", ".join(f"{field} = %s" for field in SUMS_FIELDS)}
+WHERE id = %s
+"""
 
 # The list's sums, locked, with the interval of its newest overall point as of the
 # refresh's moment (previous_*), in one statement; no row when either is missing.
@@ -131,10 +148,11 @@ def overall_update(result_list, spec, points, *, as_of, queries) -> MetricPoint 
     if sums is None:  # No sums, or no overall point to update.
         return None
     queries = sorted(queries)
-    latest = LatestMetricPoint.objects.filter(
-        result_list=result_list, metric=spec.name, query_id__in=queries
-    )
-    old = {row[0]: row[1:] for row in latest.values_list(*LATEST_READ)}
+    with connection.cursor() as cursor:
+        # A list of values, not an array: on small tables, "= ANY(array)" was planned as
+        # a scan of every latest point (test_overall_sums checks the rows read).
+        cursor.execute(LATEST_OF_QUERIES_SQL, [result_list.pk, spec.name, tuple(queries)])
+        old = {row[0]: row[1:] for row in cursor.fetchall()}
     with keeping_sums():
         written = metric_points_store(points)
     # The latest points now: those just written, else the old ones (a query whose point
@@ -145,7 +163,7 @@ def overall_update(result_list, spec, points, *, as_of, queries) -> MetricPoint 
         _count(sums, spec, rows.values(), sign)
     if spec.mean_over == "all":
         changed |= _unreturned_update(sums, result_list, spec, queries, returned=set(new))
-    sums.save()
+    _sums_save(sums)
     counted = sums.counted + sums.unreturned
     overall = MetricPoint(
         result_list=result_list,
@@ -171,6 +189,13 @@ def overall_update(result_list, spec, points, *, as_of, queries) -> MetricPoint 
     )
     metric_points_store([overall])
     return overall
+
+
+def _sums_save(sums: OverallSum) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            SUMS_UPDATE_SQL, [getattr(sums, field) for field in SUMS_FIELDS] + [sums.pk]
+        )
 
 
 def _count(sums: OverallSum, spec, rows, sign: int) -> None:

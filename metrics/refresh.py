@@ -4,7 +4,6 @@ import datetime as dt
 
 import numpy as np
 from django.db import connection, transaction
-from django.db.models import Max
 from django.utils import timezone
 
 from judgements.models import Judgement, Project
@@ -150,8 +149,7 @@ def metrics_refresh(*, project: Project, now: dt.datetime | None = None) -> int:
         # Every refresh writes the shared rows (overall points, lists computed whole) in
         # one order, list by list, so that concurrent refreshes queue instead of deadlocking.
         for result_list in project.result_lists.order_by("pk"):
-            computed = LatestMetricPoint.objects.filter(result_list=result_list, metric=spec.name)
-            only = stale if computed.exists() else None
+            only = stale if _computed(result_list, spec) else None
             if only is not None and not only:
                 continue
             # Waits for chunks of a split recompute reading the list's grades now
@@ -178,6 +176,24 @@ def metrics_refresh(*, project: Project, now: dt.datetime | None = None) -> int:
     return written
 
 
+# The newest overall point of the project's lists for a metric. This and the other SQL
+# of a grade's refresh are written out: the ORM spent about 1 ms building each of its
+# statements, half of a 25 ms refresh (/tmp/prof/ormcost.py: 1.3-1.5 ms against 0.2 ms).
+NEWEST_OVERALL_SQL = """
+SELECT max(point.as_of) FROM metrics_metricpoint point
+JOIN judgements_resultlist run ON run.id = point.result_list_id
+WHERE run.project_id = %s AND point.metric = %s AND point.query_id IS NULL
+"""
+
+# Whether a list has latest points of a metric (else the refresh computes it whole).
+COMPUTED_SQL = """
+SELECT EXISTS (
+    SELECT FROM metrics_latestmetricpoint latest
+    WHERE latest.result_list_id = %s AND latest.metric = %s
+)
+"""
+
+
 def refresh_moment(project: Project, spec: MetricSpec, hour: dt.datetime) -> dt.datetime:
     """The current hour's end, or the series' newest moment if that is later.
 
@@ -187,9 +203,9 @@ def refresh_moment(project: Project, spec: MetricSpec, hour: dt.datetime) -> dt.
     future point instead keeps it what it claims: the value as of its moment,
     with every judgement recorded so far.
     """
-    newest = MetricPoint.objects.filter(
-        result_list__project=project, metric=spec.name, query__isnull=True
-    ).aggregate(newest=Max("as_of"))["newest"]
+    with connection.cursor() as cursor:
+        cursor.execute(NEWEST_OVERALL_SQL, [project.pk, spec.name])
+        (newest,) = cursor.fetchone()
     return max(hour, newest) if newest else hour
 
 
@@ -360,6 +376,12 @@ def _rebuilt_overalls_store(spec, built: dict, *, as_of, judged_queries) -> None
                 interval=interval,
             )
             metric_points_store([overall])
+
+
+def _computed(result_list, spec: MetricSpec) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(COMPUTED_SQL, [result_list.pk, spec.name])
+        return cursor.fetchone()[0]
 
 
 def _store_with_overall(result_list, spec, points, *, as_of, judged=None) -> None:
