@@ -177,8 +177,9 @@ def metrics_refresh(*, project: Project, now: dt.datetime | None = None) -> int:
 
 
 # The newest overall point of the project's lists for a metric. This and the other SQL
-# of a grade's refresh are written out: the ORM spent about 1 ms building each of its
-# statements, half of a 25 ms refresh (/tmp/prof/ormcost.py: 1.3-1.5 ms against 0.2 ms).
+# of a grade's refresh are written out: the ORM spent about 1 ms building each of these
+# statements (1.3-1.5 ms against 0.2 ms for the same statement written out), and a
+# grade's refresh ran about a dozen of them.
 NEWEST_OVERALL_SQL = """
 SELECT max(point.as_of) FROM metrics_metricpoint point
 JOIN judgements_resultlist run ON run.id = point.result_list_id
