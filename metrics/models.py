@@ -26,6 +26,8 @@ POINT_FIELDS = [
     "queries_returned",
     "ci_pending",
 ]
+# A latest point's values that a list's sums count (metrics.overall), its query first.
+LATEST_READ = ("query_id", "value", "judged", "retrieved", "judgements", "zero_idcg")
 
 
 class MetricPoint(models.Model):

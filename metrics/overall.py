@@ -26,7 +26,13 @@ from django.utils import timezone
 
 from metrics.core.exact_sum import exact_sum, mean_of, scaled
 from metrics.evaluate import INTERVAL_SEED, overall_columns, overall_of
-from metrics.models import LatestMetricPoint, MetricPoint, OverallSum, UnreturnedQuery
+from metrics.models import (
+    LATEST_READ,
+    LatestMetricPoint,
+    MetricPoint,
+    OverallSum,
+    UnreturnedQuery,
+)
 
 # The judged ones among some queries of a project (what selectors.judged_query_ids
 # reads for the whole project).
@@ -94,7 +100,6 @@ def sums_of_columns(spec, columns: dict, unreturned: int) -> dict:
     }
 
 
-LATEST_READ = ("query_id", "value", "judged", "retrieved", "judgements", "zero_idcg")
 # The latest points of some queries (at least one) of a list, LATEST_READ's columns.
 # This, the sums' read and their update are written out, as the refresh's other
 # statements are (metrics.refresh.NEWEST_OVERALL_SQL says why).
@@ -154,10 +159,10 @@ def overall_update(result_list, spec, points, *, as_of, queries) -> MetricPoint 
         cursor.execute(LATEST_OF_QUERIES_SQL, [result_list.pk, spec.name, tuple(queries)])
         old = {row[0]: row[1:] for row in cursor.fetchall()}
     with keeping_sums():
-        written = metric_points_store(points)
+        written = metric_points_store(points, returning=True)
     # The latest points now: those just written, else the old ones (a query whose point
     # is newer than this refresh's keeps it).
-    new = old | {row[2]: row[3:] for row in written}
+    new = old | {row[0]: row[1:] for row in written}
     changed = old != new
     for rows, sign in ((old, -1), (new, 1)):
         _count(sums, spec, rows.values(), sign)

@@ -19,7 +19,7 @@ from metrics.evaluate import (
     read_depth,
     unreturned_count,
 )
-from metrics.models import POINT_FIELDS, LatestMetricPoint, MetricPoint
+from metrics.models import LATEST_READ, POINT_FIELDS, LatestMetricPoint, MetricPoint
 from metrics.registry import MetricSpec, stored_specs
 
 LATEST_FIELDS = ["as_of", "value", "dcg", "idcg", "judged", "retrieved", "judgements", "zero_idcg"]
@@ -35,19 +35,23 @@ SELECT * FROM unnest(
 ON CONFLICT (result_list_id, metric, query_id) DO UPDATE
 SET {updates}
 WHERE latest.as_of <= EXCLUDED.as_of
-RETURNING result_list_id, metric, query_id, value, judged, retrieved, judgements, zero_idcg
 """.format(
     fields=", ".join(LATEST_FIELDS),
     updates=", ".join(f"{field} = EXCLUDED.{field}" for field in LATEST_FIELDS),
 )
 
 
-def metric_points_store(points: list[MetricPoint]) -> list[tuple]:
+# What a grade's refresh reads back of the latest points it wrote (metrics.overall).
+LATEST_RETURNING = f"RETURNING {', '.join(LATEST_READ)}"
+
+
+def metric_points_store(points: list[MetricPoint], *, returning: bool = False) -> list[tuple]:
     """Insert or replace points on (result list, query, metric, as_of): re-runs are idempotent.
 
-    Per-query points also replace LatestMetricPoint's copy unless it is newer. Returns
-    the latest rows written, as (result_list_id, metric, query_id, value, judged,
-    retrieved, judgements, zero_idcg): a query left out kept a newer point.
+    Per-query points also replace LatestMetricPoint's copy unless it is newer. With
+    ``returning`` (points of one list and metric), returns the latest rows written, in
+    ``LATEST_READ``'s columns: a query left out kept a newer point. Otherwise nothing
+    is read back (a whole list's rows would be, for nothing).
     """
     MetricPoint.objects.bulk_create(
         points,
@@ -56,10 +60,11 @@ def metric_points_store(points: list[MetricPoint]) -> list[tuple]:
         update_fields=POINT_FIELDS,
         batch_size=5000,
     )
-    return _latest_store([point for point in points if point.query_id is not None])
+    per_query = [point for point in points if point.query_id is not None]
+    return _latest_store(per_query, returning=returning)
 
 
-def _latest_store(points: list[MetricPoint]) -> list[tuple]:
+def _latest_store(points: list[MetricPoint], *, returning: bool) -> list[tuple]:
     # One row per key, the newest: ON CONFLICT cannot touch a row twice in a statement.
     newest: dict[tuple, MetricPoint] = {}
     for point in points:
@@ -73,10 +78,11 @@ def _latest_store(points: list[MetricPoint]) -> list[tuple]:
             batch = rows[start : start + 10_000]
             columns = ["result_list_id", "query_id", "metric", *LATEST_FIELDS]
             cursor.execute(
-                LATEST_UPSERT_SQL,
+                LATEST_UPSERT_SQL + LATEST_RETURNING if returning else LATEST_UPSERT_SQL,
                 [[getattr(point, column) for point in batch] for column in columns],
             )
-            written += cursor.fetchall()
+            if returning:
+                written += cursor.fetchall()
     return written
 
 
