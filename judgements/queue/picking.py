@@ -32,23 +32,23 @@ WHERE pair.needed > 0
   AND {which}
 ORDER BY {order}
 LIMIT 1
-FOR UPDATE OF pair SKIP LOCKED
+{lock}
 """
 # The queue itself: one scan of queue_pair_open_idx, in its order, up to the first
 # match; a pair the rater skipped is passed over (one probe of queue_skip_pair_idx).
-NEXT_PAIR_SQL = OPEN_PAIR_SQL.format(
-    source="judgements_queuepair pair",
-    which="""pair.project_id = %(project)s
+NEXT_PAIR = {
+    "source": "judgements_queuepair pair",
+    "which": """pair.project_id = %(project)s
   AND NOT EXISTS (
       SELECT FROM judgements_queueskip skip
       WHERE skip.query_id = pair.query_id AND skip.document_id = pair.document_id
         AND skip.rater_id = %(rater)s)""",
-    order="pair.best_rank, pair.grades, pair.query_id, pair.document_id",
-)
+    "order": "pair.best_rank, pair.grades, pair.query_id, pair.document_id",
+}
 # The back of the queue, read only once the queue is empty: the pairs the rater skipped,
 # the one skipped longest ago first (a pair skipped again goes to the back).
-SKIPPED_PAIR_SQL = OPEN_PAIR_SQL.format(
-    source="""(
+SKIPPED_PAIR = {
+    "source": """(
     SELECT skip.query_id, skip.document_id, max(skip.skipped_at) AS skipped_at
     FROM judgements_queueskip skip
     WHERE skip.rater_id = %(rater)s AND skip.project_id = %(project)s
@@ -56,9 +56,18 @@ SKIPPED_PAIR_SQL = OPEN_PAIR_SQL.format(
 ) skipped
 JOIN judgements_queuepair pair
     ON pair.query_id = skipped.query_id AND pair.document_id = skipped.document_id""",
-    which="true",
-    order="skipped.skipped_at, pair.id",
-)
+    "which": "true",
+    "order": "skipped.skipped_at, pair.id",
+}
+# Each, as a pick that locks its pair, passing over pairs another transaction holds
+# (a rater being handed it, or a grade of it being written); and as a plain read that
+# sees those pairs too, asked only when the pick found nothing.
+PICKS = [
+    OPEN_PAIR_SQL.format(**part, lock="FOR UPDATE OF pair SKIP LOCKED")
+    for part in (NEXT_PAIR, SKIPPED_PAIR)
+]
+HELD_PICKS = [OPEN_PAIR_SQL.format(**part, lock="") for part in (NEXT_PAIR, SKIPPED_PAIR)]
+WAIT_FOR_PAIR_SQL = "SELECT id FROM judgements_queuepair WHERE id = %s FOR UPDATE"
 
 LEASE_SQL = """
 WITH leased AS (
@@ -177,15 +186,42 @@ def model_instances(row: Sequence, *models) -> list:
     return instances
 
 
-def _lock_next_open_pair(rater, project, passed) -> int | None:
+def _lock_next_open_pair(rater, project, passed: list[int]) -> int | None:
+    """Lock the next open pair for ``rater``, other than ``passed``; None when none is.
+
+    The pick passes over pairs other transactions hold. Only when it finds nothing does
+    a plain read look for an open pair among those: the rater then waits for that
+    transaction to end and picks again, rather than being told the queue is empty
+    while the last open pair's first grade is being written (which left that pair one
+    grade short once every rater had been told so). The wait takes the pair's lock in
+    a savepoint rolled back at once, so a waiting rater holds no lock another waits
+    for (two raters each keeping the pair they had waited for deadlocked). A pair is
+    waited for once; should the read find it again, it is passed, so the waits end.
+    """
     params = {"project": project.pk, "rater": rater.pk, "passed": passed}
+    waited: set[int] = set()
     with connection.cursor() as cursor:
-        cursor.execute(NEXT_PAIR_SQL, params)
-        row = cursor.fetchone()
-        if row is None:
-            cursor.execute(SKIPPED_PAIR_SQL, params)
-            row = cursor.fetchone()
-    return row[0] if row else None
+        while True:
+            if (pair_id := _first(cursor, PICKS, params)) is not None:
+                return pair_id
+            if (held_id := _first(cursor, HELD_PICKS, params)) is None:
+                return None
+            if held_id in waited:
+                passed.append(held_id)
+                continue
+            savepoint = transaction.savepoint_create()
+            cursor.execute(WAIT_FOR_PAIR_SQL, [held_id])
+            transaction.savepoint_rollback(savepoint)
+            waited.add(held_id)
+
+
+def _first(cursor, queries: list[str], params: dict) -> int | None:
+    """The pair id the first of ``queries`` to find one finds."""
+    for sql in queries:
+        cursor.execute(sql, params)
+        if (row := cursor.fetchone()) is not None:
+            return row[0]
+    return None
 
 
 def _lease(pair_id: int, rater) -> dt.datetime | None:

@@ -185,12 +185,58 @@ def test_a_grade_waiting_for_another_grade_of_the_same_pair_is_accepted():
     assert grades_per_pair(project) == {(pair.query_id, pair.document_id): 2}
 
 
-def wait_until_a_session_waits_for_a_row_lock(timeout: float = 30) -> None:
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_a_rater_asking_while_the_last_open_pair_is_being_graded_waits_for_it():
+    """The last open pair needs two grades; alice's is being written (the pair's row is
+    held) when bob asks for a pair. Bob waits for it and is handed it, not told the
+    queue is empty, which would leave it one grade short once every rater was told so."""
+    project = project_with_pairs(queries=1, hits_per_query=1, judges_per_pair=2)
+    alice, bob = raters_named("last", 2)
+    pair = queue_next_pair(rater=alice, project=project)
+    alice_graded, let_alice_commit = threading.Event(), threading.Event()
+    handed = {}
+
+    def alice_grades_and_waits_to_commit():
+        try:
+            with transaction.atomic():
+                grade(alice, project, pair)
+                alice_graded.set()
+                assert let_alice_commit.wait(timeout=30)
+        finally:
+            connection.close()
+
+    def bob_asks():
+        try:
+            handed["bob"] = queue_next_pair(rater=bob, project=project)
+        finally:
+            connection.close()
+
+    first = threading.Thread(target=alice_grades_and_waits_to_commit)
+    first.start()
+    assert alice_graded.wait(timeout=30)
+    second = threading.Thread(target=bob_asks)
+    second.start()
+    try:
+        wait_until_a_session_waits_for_a_row_lock(unless=lambda: "bob" in handed)
+    finally:
+        let_alice_commit.set()
+        first.join(timeout=30)
+        second.join(timeout=30)
+    assert handed["bob"] is not None, "bob was told the queue is empty"
+    assert handed["bob"].pk == pair.pk
+    grade(bob, project, handed["bob"])
+    assert grades_per_pair(project) == {(pair.query_id, pair.document_id): 2}
+
+
+def wait_until_a_session_waits_for_a_row_lock(timeout: float = 30, unless=lambda: False) -> None:
     """Block until another session of this database waits for a lock (bob's grade
-    queued behind alice's open transaction)."""
+    queued behind alice's open transaction), or until ``unless()`` is true (bob did not
+    wait, which the test then reports)."""
     waiting = threading.Event()
     with connection.cursor() as cursor:
         for _ in range(int(timeout / 0.05)):
+            if unless():
+                return
             cursor.execute(
                 "SELECT count(*) FROM pg_stat_activity "
                 "WHERE datname = current_database() AND wait_event_type = 'Lock'"
