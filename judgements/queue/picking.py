@@ -5,7 +5,7 @@ import datetime as dt
 from collections.abc import Sequence
 
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import OperationalError, connection, transaction
 
 from judgements.models import (
     Document,
@@ -17,6 +17,11 @@ from judgements.models import (
 )
 
 LEASE_DURATION = dt.timedelta(minutes=10)
+# How long a rater whose pick finds only pairs other transactions hold waits for one
+# (a grade holds its pair for milliseconds; a large import holds its pairs until it
+# commits, and the rater is then told no pair is free rather than kept waiting).
+HELD_PAIR_WAIT = "5s"
+LOCK_NOT_AVAILABLE = "55P03"
 
 
 OPEN_PAIR_SQL = """
@@ -67,7 +72,10 @@ PICKS = [
     for part in (NEXT_PAIR, SKIPPED_PAIR)
 ]
 HELD_PICKS = [OPEN_PAIR_SQL.format(**part, lock="") for part in (NEXT_PAIR, SKIPPED_PAIR)]
-WAIT_FOR_PAIR_SQL = "SELECT id FROM judgements_queuepair WHERE id = %s FOR UPDATE"
+WAIT_FOR_PAIR_SQL = """
+SELECT set_config('lock_timeout', %(wait)s, true);
+SELECT id FROM judgements_queuepair WHERE id = %(pair)s FOR UPDATE;
+"""
 
 LEASE_SQL = """
 WITH leased AS (
@@ -209,10 +217,24 @@ def _lock_next_open_pair(rater, project, passed: list[int]) -> int | None:
             if held_id in waited:
                 passed.append(held_id)
                 continue
-            savepoint = transaction.savepoint_create()
-            cursor.execute(WAIT_FOR_PAIR_SQL, [held_id])
-            transaction.savepoint_rollback(savepoint)
+            if not _waited_for(cursor, held_id):
+                return None
             waited.add(held_id)
+
+
+def _waited_for(cursor, pair_id: int) -> bool:
+    """Wait until no other transaction holds the pair, or ``HELD_PAIR_WAIT`` passed
+    (False); its lock and the timeout end with the savepoint they were taken in."""
+    savepoint = transaction.savepoint_create()
+    try:
+        cursor.execute(WAIT_FOR_PAIR_SQL, {"wait": HELD_PAIR_WAIT, "pair": pair_id})
+    except OperationalError as error:
+        if getattr(error.__cause__, "pgcode", None) != LOCK_NOT_AVAILABLE:
+            raise
+        return False
+    finally:
+        transaction.savepoint_rollback(savepoint)
+    return True
 
 
 def _first(cursor, queries: list[str], params: dict) -> int | None:

@@ -13,7 +13,7 @@ import pytest
 from django.db import connection, transaction
 
 from judgements.models import Document, Hit, Judgement, Project, Query, QueueLease, QueuePair
-from judgements.queue import queue_next_pair
+from judgements.queue import picking, queue_next_pair
 from judgements.services import PairComplete, judgement_submit
 from tests.factories import ResultListFactory, UserFactory
 from tests.judgements.test_queue import assert_pool_matches_the_log
@@ -226,6 +226,38 @@ def test_a_rater_asking_while_the_last_open_pair_is_being_graded_waits_for_it():
     assert handed["bob"].pk == pair.pk
     grade(bob, project, handed["bob"])
     assert grades_per_pair(project) == {(pair.query_id, pair.document_id): 2}
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_a_rater_waits_for_a_held_pair_only_so_long_then_is_told_none_is_free(monkeypatch):
+    """An import holds the only open pair until it commits: the rater's wait ends after
+    HELD_PAIR_WAIT with no pair, no lease and the rater's transaction still usable."""
+    monkeypatch.setattr(picking, "HELD_PAIR_WAIT", "200ms")
+    project = project_with_pairs(queries=1, hits_per_query=1, judges_per_pair=1)
+    (rater,) = raters_named("patient", 1)
+    held, let_go = threading.Event(), threading.Event()
+
+    def import_holds_the_pair():
+        try:
+            with transaction.atomic():
+                QueuePair.objects.select_for_update().filter(project=project).get()
+                held.set()
+                assert let_go.wait(timeout=30)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=import_holds_the_pair)
+    holder.start()
+    try:
+        assert held.wait(timeout=30)
+        with transaction.atomic():
+            assert queue_next_pair(rater=rater, project=project) is None
+            assert QueuePair.objects.filter(project=project, needed=1).exists()
+        assert not QueueLease.objects.exists()
+    finally:
+        let_go.set()
+        holder.join(timeout=30)
+    assert queue_next_pair(rater=rater, project=project) is not None
 
 
 def wait_until_a_session_waits_for_a_row_lock(timeout: float = 30, unless=lambda: False) -> None:
