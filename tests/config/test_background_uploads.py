@@ -22,6 +22,10 @@ from tests.processes import start, stop, tail
 # are loaded before the workers fork (--preload, tests/config/preloaded_wsgi.py), so that
 # a worker's start and first imports do not count against it.
 TIMEOUT = 3
+# Queries of 100 hits each in the imported result list: enough that its import outlasts
+# TIMEOUT on a fast machine too (100,000 hits took 2.4 s on one, and the test then
+# showed nothing; 250,000 take about 6 s there).
+QUERIES = 2500
 
 
 @pytest.fixture
@@ -71,10 +75,10 @@ def test_an_import_longer_than_the_workers_timeout_completes_as_a_job(served):
     base, worker = served
     project = Project.objects.create(name="Catalogue", slug="catalogue")
     queries = Query.objects.bulk_create(
-        Query(project=project, text=f"query {number}") for number in range(1000)
+        Query(project=project, text=f"query {number}") for number in range(QUERIES)
     )
     token = token_create(user=UserFactory(username="charlie", roles=["analyst"]))
-    # A result list of 100,000 hits: 3 MB, read in a moment, written in much longer.
+    # A result list of 250,000 hits: 8 MB, read in a moment, written in much longer.
     run = "".join(
         f"{query.pk} Q0 D{query.pk}-{rank} {rank} {1 / rank:.4f} big\n"
         for query in queries
@@ -104,7 +108,7 @@ def test_an_import_longer_than_the_workers_timeout_completes_as_a_job(served):
         with urlopen(status, timeout=30) as response:
             job = json.loads(response.read())
     assert job["status"] == "done", job
-    assert job["result"]["rows"] == job["result"]["created"] == 100_000
-    assert Hit.objects.filter(result_list__project=project).count() == 100_000
+    assert job["result"]["rows"] == job["result"]["created"] == QUERIES * 100
+    assert Hit.objects.filter(result_list__project=project).count() == QUERIES * 100
     # It ran for longer than gunicorn lets a request run: in the request it would have died.
     assert Job.objects.get(pk=job["id"]).seconds > TIMEOUT
