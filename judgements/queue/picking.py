@@ -106,7 +106,8 @@ SELECT expires_at FROM leased
 
 @transaction.atomic
 def queue_next_pair(*, rater, project: Project) -> QueuePair | None:
-    """Lease the next pair ``rater`` should grade in ``project``; None when none is left.
+    """Lease the next pair ``rater`` should grade in ``project``; None when none is left,
+    or when those left stay held by other transactions for ``HELD_PAIR_WAIT``.
 
     Pairs the rater skipped (``queue_skip_pair``) are offered again, the one skipped
     longest ago first, once no other pair is left. The rater's leases on other pairs
