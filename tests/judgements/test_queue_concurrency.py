@@ -8,6 +8,7 @@ with its own database connection.
 
 import threading
 from collections import Counter
+from contextlib import contextmanager
 
 import pytest
 from django.db import connection, transaction
@@ -141,6 +142,51 @@ def test_twenty_raters_grading_what_the_queue_hands_them_are_never_refused():
     assert_pool_matches_the_log(project)
 
 
+@contextmanager
+def held_open(work):
+    """Run ``work()`` in a transaction of another thread, each with its own connection,
+    and keep that transaction open (its row locks held) until the block ends; then it
+    commits."""
+    ready, release, errors = threading.Event(), threading.Event(), []
+
+    def run():
+        try:
+            with transaction.atomic():
+                work()
+                ready.set()
+                assert release.wait(timeout=30)
+        except Exception as error:  # Collected so the main thread can report it.
+            errors.append(repr(error))
+        finally:
+            ready.set()
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    try:
+        assert ready.wait(timeout=30)
+        assert errors == []
+        yield
+    finally:
+        release.set()
+        thread.join(timeout=30)
+    assert errors == []
+
+
+def in_a_thread(work) -> threading.Thread:
+    """Start ``work()`` in a thread with its own connection."""
+
+    def run():
+        try:
+            work()
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_a_grade_waiting_for_another_grade_of_the_same_pair_is_accepted():
     """Two raters hold the two slots of a pair; bob's grade waits for the pair's row
@@ -150,37 +196,18 @@ def test_a_grade_waiting_for_another_grade_of_the_same_pair_is_accepted():
     handed = [queue_next_pair(rater=rater, project=project) for rater in (alice, bob)]
     assert handed[0].pk == handed[1].pk
     pair = handed[0]
-    alice_graded, let_alice_commit = threading.Event(), threading.Event()
     outcome = {}
-
-    def alice_grades_and_waits_to_commit():
-        try:
-            with transaction.atomic():
-                grade(alice, project, pair)
-                alice_graded.set()
-                assert let_alice_commit.wait(timeout=30)
-        finally:
-            connection.close()
 
     def bob_grades():
         try:
             outcome["bob"] = grade(bob, project, pair).grade
         except PairComplete as refusal:
             outcome["bob"] = refusal.messages[0]
-        finally:
-            connection.close()
 
-    first = threading.Thread(target=alice_grades_and_waits_to_commit)
-    first.start()
-    assert alice_graded.wait(timeout=30)
-    second = threading.Thread(target=bob_grades)
-    second.start()
-    try:
+    with held_open(lambda: grade(alice, project, pair)):
+        second = in_a_thread(bob_grades)
         wait_until_a_session_waits_for_a_row_lock()
-    finally:
-        let_alice_commit.set()
-        first.join(timeout=30)
-        second.join(timeout=30)
+    second.join(timeout=30)
     assert outcome == {"bob": 2}
     assert grades_per_pair(project) == {(pair.query_id, pair.document_id): 2}
 
@@ -193,35 +220,15 @@ def test_a_rater_asking_while_the_last_open_pair_is_being_graded_waits_for_it():
     project = project_with_pairs(queries=1, hits_per_query=1, judges_per_pair=2)
     alice, bob = raters_named("last", 2)
     pair = queue_next_pair(rater=alice, project=project)
-    alice_graded, let_alice_commit = threading.Event(), threading.Event()
     handed = {}
 
-    def alice_grades_and_waits_to_commit():
-        try:
-            with transaction.atomic():
-                grade(alice, project, pair)
-                alice_graded.set()
-                assert let_alice_commit.wait(timeout=30)
-        finally:
-            connection.close()
-
     def bob_asks():
-        try:
-            handed["bob"] = queue_next_pair(rater=bob, project=project)
-        finally:
-            connection.close()
+        handed["bob"] = queue_next_pair(rater=bob, project=project)
 
-    first = threading.Thread(target=alice_grades_and_waits_to_commit)
-    first.start()
-    assert alice_graded.wait(timeout=30)
-    second = threading.Thread(target=bob_asks)
-    second.start()
-    try:
+    with held_open(lambda: grade(alice, project, pair)):
+        second = in_a_thread(bob_asks)
         wait_until_a_session_waits_for_a_row_lock(unless=lambda: "bob" in handed)
-    finally:
-        let_alice_commit.set()
-        first.join(timeout=30)
-        second.join(timeout=30)
+    second.join(timeout=30)
     assert handed["bob"] is not None, "bob was told the queue is empty"
     assert handed["bob"].pk == pair.pk
     grade(bob, project, handed["bob"])
@@ -235,28 +242,15 @@ def test_a_rater_waits_for_a_held_pair_only_so_long_then_is_told_none_is_free(mo
     monkeypatch.setattr(picking, "HELD_PAIR_WAIT", "200ms")
     project = project_with_pairs(queries=1, hits_per_query=1, judges_per_pair=1)
     (rater,) = raters_named("patient", 1)
-    held, let_go = threading.Event(), threading.Event()
 
     def import_holds_the_pair():
-        try:
-            with transaction.atomic():
-                QueuePair.objects.select_for_update().filter(project=project).get()
-                held.set()
-                assert let_go.wait(timeout=30)
-        finally:
-            connection.close()
+        QueuePair.objects.select_for_update().filter(project=project).get()
 
-    holder = threading.Thread(target=import_holds_the_pair)
-    holder.start()
-    try:
-        assert held.wait(timeout=30)
+    with held_open(import_holds_the_pair):
         with transaction.atomic():
             assert queue_next_pair(rater=rater, project=project) is None
             assert QueuePair.objects.filter(project=project, needed=1).exists()
         assert not QueueLease.objects.exists()
-    finally:
-        let_go.set()
-        holder.join(timeout=30)
     assert queue_next_pair(rater=rater, project=project) is not None
 
 
