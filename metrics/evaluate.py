@@ -165,27 +165,26 @@ def overall_point(result_list, spec, *, as_of, judged_queries=None) -> MetricPoi
     read = overall_columns(result_list, spec, as_of=as_of, judged_queries=judged_queries)
     if read is None:
         return None
-    columns, unreturned = read
+    columns, unreturned, _ = read
     return overall_of(result_list, spec, as_of=as_of, columns=columns, unreturned=len(unreturned))
 
 
 def overall_columns(result_list, spec, *, as_of, judged_queries=None):
     """What ``overall_point`` is computed from: the latest per-query points as of
-    ``as_of`` (columns by name, in query order) and the ids of the judged queries the
-    list did not return (empty unless the mean is over all queries); None if the list
-    has no point."""
-    rows = latest_values(result_list, spec, as_of=as_of)
-    if not rows:
+    ``as_of`` (columns by name, in query order), the ids of the judged queries the
+    list did not return (empty unless the mean is over all queries) and whether the
+    points are the list's latest ones (``latest_values``); None if the list has no
+    point."""
+    columns, latest = latest_values(result_list, spec, as_of=as_of)
+    if len(columns["query_id"]) == 0:
         return None
-    names = ("query_id", "value", "judged", "retrieved", "judgements", "zero_idcg")
-    columns = dict(zip(names, map(np.array, zip(*rows, strict=True)), strict=True))
     unreturned = np.zeros(0, dtype=np.int64)
     if spec.mean_over == "all":
         if judged_queries is None:
             fresh = sources.freshness(result_list.project, as_of=as_of)
             judged_queries = selectors.judged_query_ids(result_list.project_id, fresh=fresh)
         unreturned = np.setdiff1d(judged_queries, columns["query_id"], assume_unique=True)
-    return columns, unreturned
+    return columns, unreturned, latest
 
 
 def unreturned_count(judged_queries: np.ndarray, returned: np.ndarray) -> int:

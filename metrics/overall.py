@@ -28,7 +28,6 @@ from metrics.core.exact_sum import exact_sum, mean_of, scaled
 from metrics.evaluate import INTERVAL_SEED, overall_columns, overall_of
 from metrics.models import (
     LATEST_READ,
-    LatestMetricPoint,
     MetricPoint,
     OverallSum,
     UnreturnedQuery,
@@ -51,13 +50,12 @@ def overall_store(result_list, spec, *, as_of, judged_queries=None) -> MetricPoi
     read = overall_columns(result_list, spec, as_of=as_of, judged_queries=judged_queries)
     if read is None:
         return None
-    columns, unreturned = read
+    columns, unreturned, latest = read
     overall = overall_of(
         result_list, spec, as_of=as_of, columns=columns, unreturned=len(unreturned)
     )
     metric_points_store([overall])
-    latest = LatestMetricPoint.objects.filter(result_list=result_list, metric=spec.name)
-    if not latest.filter(as_of__gt=as_of).exists():
+    if latest:
         sums_write(result_list, spec, columns, unreturned)
     return overall
 

@@ -32,12 +32,13 @@ from metrics.overall import overall_store
 from metrics.refresh import refresh_moment, result_list_lock
 from metrics.registry import project_spec
 
-# Queries read and written at a time within a chunk. The packed read is given their ids,
-# and its cost grows with the ids times the rows it scans (metrics.selectors'
-# STORED_RANKED_SQL): given 100k ids at once it took 32 s of a 72 s recompute, which
-# takes 10-13 s in parts of 2,000 (scale-100k, loaded machine). Values do not depend on
-# the part a query is computed in (metrics.core.batch_dcg).
-PART_QUERIES = 2_000
+# Queries read and written at a time within a chunk: the packed read of so many
+# consecutive queries reads the blocks that hold them (metrics.selectors.block_span),
+# ~1 µs a query where the queries' own rows cost 33 µs (2,000 at a time, a 12,500-query
+# chunk of scale-100k: 0.46 s of its 0.75 s); parts bound the arrays (100 hits a query:
+# 13 MB of grades). Values do not depend on the part a query is computed in
+# (metrics.core.batch_dcg).
+PART_QUERIES = 16_384
 
 
 def _list_queries(result_list):

@@ -199,6 +199,8 @@ def _bench_recompute(project) -> None:
         "depth": depth,
         "policy": spec.consensus,
         "chunk": selectors.CHUNK_QUERIES,
+        "first_block": None,
+        "last_block": None,
     }
     grades = packed_read()  # Fills what is stale (after a load, every query) first.
     # Each round times every part once, in turn, so that the machine's load weighs on

@@ -62,6 +62,18 @@ def test_thousands_of_queries_fill_to_what_the_log_gives(loaded):
                     logged.judged_grades[start:end]
                 )
 
+    # Most of the list's queries, read as the blocks that hold them (a recompute's chunk).
+    some = sorted(project.queries.values_list("pk", flat=True))[300:1700]
+    assert selectors.block_span(some) is not None
+    pairs = selectors.logged_pair_grades(project.pk, as_of=now, policy="mean")
+    packed = selectors.stored_result_list_grades(
+        lists[0].pk, project.pk, as_of=now, policy="mean", depth=None, query_ids=some
+    )
+    logged = selectors.result_list_grades(lists[0].pk, pairs, depth=None, query_ids=some)
+    assert packed.query_ids.tolist() == some
+    np.testing.assert_array_equal(packed.ranked_grades, logged.ranked_grades)
+    np.testing.assert_array_equal(packed.judged_offsets, logged.judged_offsets)
+
     event = Judgement.objects.filter(query__project=project, kind="grade").first()
     Judgement.objects.create(
         rater=event.rater, query=event.query, document=event.document, grade=0

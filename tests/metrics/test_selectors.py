@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
+from judgements import packed
 from judgements.models import Judgement
 from metrics import pgcopy, selectors
 from metrics.core.consensus import POLICIES
@@ -274,6 +275,44 @@ def test_packed_grades_read_in_chunks_equal_the_logs(project, monkeypatch, chunk
     rows = pgcopy.copy_fields(selectors.STORED_RANKED_SQL, params)
     # One row per range of ids, the first starting at the list's first query.
     assert len(rows) == (query_ids[-1] - query_ids[0]) // chunk + 1 >= 3
+
+
+# Many queries close together (a recompute's chunk) are read as the blocks that hold
+# them, the others dropped: blocks of two queries here, so that a few queries span them.
+
+
+def test_many_queries_read_through_their_blocks_equal_the_logs(project, monkeypatch):
+    for seed in (13, 14, 15, 16):  # Three queries each.
+        random_events(project, seed=seed)
+    random_hits(project, seed=13, lists=1)
+    monkeypatch.setattr(packed, "BLOCK_QUERIES", 2)
+    result_list = project.result_lists.get()
+    query_ids = sorted(project.queries.values_list("pk", flat=True))
+    now = timezone.now()
+    pairs = selectors.logged_pair_grades(project.pk, as_of=now, policy="mean")
+    # The middle of the list, less one query: blocks at both ends and in the middle hold
+    # queries not asked for.
+    some = query_ids[1:-1]
+    some.remove(some[len(some) // 2])
+    assert selectors.block_span(some) is not None
+    # Every query filled first (a fill of some queries writes their blocks with them alone).
+    arguments = {"policy": "mean", "depth": None}
+    selectors.stored_result_list_grades(result_list.pk, project.pk, as_of=now, **arguments)
+
+    for depth in (None, 2):
+        arguments = {"policy": "mean", "depth": depth, "query_ids": some}
+        read = selectors.stored_result_list_grades(
+            result_list.pk, project.pk, as_of=timezone.now(), **arguments
+        )
+        logged = selectors.result_list_grades(result_list.pk, pairs, depth=depth, query_ids=some)
+        assert read.query_ids.tolist() == some
+        assert_same_list(read, logged)
+
+
+def test_a_few_queries_far_apart_are_read_one_by_one():
+    assert selectors.block_span(list(range(0, 128 * 1000, 100))) is None
+    assert selectors.block_span(list(range(10))) is None
+    assert selectors.block_span(list(range(1000, 1300))) == (7, 10)
 
 
 def test_chunks_are_joined_in_the_order_of_their_first_query_whatever_order_they_come_in():
