@@ -121,8 +121,8 @@ CHUNK_QUERIES = 128
 # each block's (judgements.packed.rank_major); rows of tens of kilobytes, which
 # PostgreSQL and libpq hand over faster than one row of megabytes. Or only its blocks
 # %(first_block)s to %(last_block)s (many queries of a list: block_span). The same
-# guard; no block gives one row of NULLs. A block marked stale by a fill is written again first
-# (judgements.packed.blocks_refresh), or the list read per query.
+# guard; no block gives one row of NULLs. A block marked stale by a fill is written
+# again first (judgements.packed.blocks_refresh), or the list read per query.
 STORED_BLOCKS_SQL = f"""
 WITH guard AS MATERIALIZED (
     SELECT {PACKED_CURRENT_SQL} AS current
@@ -399,8 +399,8 @@ def stored_result_list_grades(
 def block_span(query_ids: list[int] | None) -> tuple[int, int] | None:
     """The first and last block (``judgements.packed.BLOCK_QUERIES`` ids each) of
     ``query_ids`` when those blocks hold at most about twice as many ids, so that
-    reading them whole costs less than reading the queries one by one (the queries of a
-    recompute's chunk, 33 µs each against ~1 µs); None otherwise.
+    reading them whole costs less than reading the queries' own rows (a recompute's
+    chunk of 12,500 queries: 0.08 against 0.46 s); None otherwise.
 
     >>> block_span(list(range(1000, 1300))), block_span(list(range(0, 100_000, 100)))
     ((7, 10), None)
