@@ -236,18 +236,22 @@ def _blocks_lock(queries: list[int], *, wait: bool) -> list[int]:
     return [query for query in queries if query // BLOCK_QUERIES not in held]
 
 
-def blocks_refresh(result_list_id: int, policy: str) -> bool:
-    """Write the stale blocks of a list under a policy again from their RankedGrades
-    rows, those no other transaction holds; returns whether none is left stale.
+def blocks_refresh(result_list_id: int, policy: str, span: tuple[int, int] | None = None) -> bool:
+    """Write the stale blocks of a list under a policy (those from ``span[0]`` to
+    ``span[1]`` if given) again from their RankedGrades rows, those no other
+    transaction holds; returns whether none is left stale.
 
     For readers: it never waits, and a block its REPEATABLE READ snapshot cannot write
-    (a fill marked it since the snapshot began) rolls every block back to stale.
+    (a fill marked it since the snapshot began) rolls every block back to stale. The
+    chunks of a recompute each write their own blocks (``span``), side by side.
     """
+    first, last = span or (None, None)
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT block FROM judgements_rankedblock"
-            " WHERE result_list_id = %s AND policy = %s AND stale ORDER BY block",
-            [result_list_id, policy],
+            " WHERE result_list_id = %s AND policy = %s AND stale"
+            " AND (%s::int IS NULL OR block BETWEEN %s AND %s) ORDER BY block",
+            [result_list_id, policy, first, first, last],
         )
         stale = [row[0] for row in cursor.fetchall()]
     if not stale:

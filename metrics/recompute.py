@@ -25,12 +25,14 @@ from django.tasks import task
 from django.utils import timezone
 
 from judgements.models import RankedHits, ResultList
+from judgements.packed import blocks_refresh, packed_fill
 from metrics import buckets, log_replay, sources
 from metrics.evaluate import point_columns, result_list_evaluate
 from metrics.models import MetricPoint
 from metrics.overall import overall_store
 from metrics.refresh import refresh_moment, result_list_lock
 from metrics.registry import project_spec
+from metrics.selectors import block_span
 
 # Queries read and written at a time within a chunk: the packed read of so many
 # consecutive queries reads the blocks that hold them (metrics.selectors.block_span):
@@ -91,9 +93,11 @@ def result_list_chunk_recompute(
     queries = _list_queries(result_list).filter(query_id__gte=firsts[chunk])
     if chunk + 1 < len(firsts):
         queries = queries.filter(query_id__lt=firsts[chunk + 1])
+    queries = queries.order_by("query_id").values_list("query_id", flat=True)
+    _blocks_ready(result_list, spec, list(queries))
     with transaction.atomic():
         result_list_lock(result_list.pk, shared=True)
-        query_ids = list(queries.order_by("query_id").values_list("query_id", flat=True))
+        query_ids = list(queries)
         fresh = sources.freshness(result_list.project, as_of=moment)
         for start in range(0, len(query_ids), PART_QUERIES):
             part = query_ids[start : start + PART_QUERIES]
@@ -111,6 +115,21 @@ def result_list_chunk_recompute(
             )
     _overall_store_when_last(result_list, spec, moment, computed_at, firsts)
     return len(query_ids)
+
+
+def _blocks_ready(result_list: ResultList, spec, query_ids: list[int]) -> None:
+    """Fill the chunk's stale queries and write the stale blocks that hold them, each in
+    a transaction of its own, before the chunk reads them: the reads of some queries
+    never write blocks (``metrics.selectors.stored_result_list_grades``), and a chunk
+    whose blocks are current reads them instead of each query's row. Chunks side by
+    side write their own blocks; a block another holds is left stale, and the chunk
+    then reads its queries' rows."""
+    span = block_span(query_ids)
+    if span is None:
+        return
+    packed_fill(result_list.project_id, query_ids)
+    with transaction.atomic():
+        blocks_refresh(result_list.pk, spec.consensus, span)
 
 
 @transaction.atomic

@@ -383,8 +383,10 @@ def stored_result_list_grades(
         rows = _packed_rows(params, blocks=blocks)
     if rows is not None and blocks and any(row[6] == b"\x01" for row in rows):
         # Blocks that fills marked: written again for this list and policy, unless
-        # another transaction holds one; else the list is read query by query.
-        blocks = packed.blocks_refresh(result_list_id, policy)
+        # another transaction holds one; else the list is read query by query. Only a
+        # whole list's read writes them (a refresh of some queries takes no block's
+        # lock); a recompute's chunk writes its own first (metrics.recompute).
+        blocks = query_ids is None and packed.blocks_refresh(result_list_id, policy)
         rows = _packed_rows(params, blocks=blocks)
     if rows is None:
         return None

@@ -411,8 +411,8 @@ def recompute_table(counts: list[int], chunks: int) -> None:
         "This machine has 2 cores, shared with PostgreSQL (which does part of each chunk's\n"
         "work) and with other sessions: 2 workers can at most approach 2x and 4 add nothing.\n"
         "The design predicts near-linear speed-up up to the cores: chunks read their own\n"
-        "queries' rows and write their own points, side by side (the list's recompute lock\n"
-        "is shared); only the overall point, which the last chunk stores, is serial."
+        "queries' blocks and write their own points, side by side (the list's recompute\n"
+        "lock is shared); only the overall point, which the last chunk stores, is serial."
     )
 
 

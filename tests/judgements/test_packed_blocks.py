@@ -148,6 +148,53 @@ def test_a_fill_marks_its_blocks_and_a_read_writes_those_of_its_list_and_policy(
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_a_read_of_many_queries_takes_no_blocks_lock_and_a_chunk_writes_its_blocks_alone(
+    project,
+):
+    # Many queries close together are read through their blocks when these are current;
+    # stale ones are not written by the read (a refresh of some queries takes no
+    # block's lock) but by a recompute's chunk beforehand, its own blocks only, so that
+    # chunks side by side never meet.
+    for seed in (24, 25, 26):
+        random_events(project, seed=seed)
+    random_hits(project, seed=24, lists=1)
+    packed.packed_fill(project.pk)
+    result_list = project.result_lists.get()
+    query_ids = sorted(project.queries.values_list("pk", flat=True))
+    some = query_ids[:5]
+    span = selectors.block_span(some)
+    stale = RankedBlock.objects.filter(result_list=result_list, policy="mean", stale=True)
+    blocks = set(stale.values_list("block", flat=True))
+    assert set(range(span[0], span[1] + 1)) <= blocks and max(blocks) > span[1]
+    now = timezone.now()
+    pairs = selectors.logged_pair_grades(project.pk, as_of=now, policy="mean")
+    logged = selectors.result_list_grades(result_list.pk, pairs, depth=None, query_ids=some)
+
+    def read():
+        return selectors.stored_result_list_grades(
+            result_list.pk, project.pk, as_of=now, policy="mean", depth=None, query_ids=some
+        )
+
+    assert_same_list(read(), logged)
+    assert set(stale.values_list("block", flat=True)) == blocks
+    assert held_block_locks() == []
+
+    assert packed.blocks_refresh(result_list.pk, "mean", span)
+    assert set(stale.values_list("block", flat=True)) == {b for b in blocks if b > span[1]}
+    assert_same_list(read(), logged)
+
+
+def held_block_locks() -> list[int]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT objid FROM pg_locks WHERE locktype = 'advisory' AND classid = %s"
+            " AND pid = pg_backend_pid()",
+            [packed.BLOCK_LOCK],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_while_another_transaction_holds_a_block_the_reader_waits_for_nothing(project):
     # A stale query whose block another transaction holds stays stale: the list is laid
     # out from the pair grades. A stale block another holds is not written: the list is
