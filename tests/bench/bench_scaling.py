@@ -27,7 +27,9 @@ project) and recomputes only the graded query.
    list). Before the sums the refresh read every query's latest point and drew the
    interval itself: 104, 923 and 2,594 ms median at 10k, 100k and 1M queries (load
    2-5); with them 23.5, 21.6 and 30.2 ms, and the interval task 57, 697 and 3,470 ms
-   (load 1.8-2.3).
+   (load 1.8-2.3). Since the interval task reads the latest points by one binary COPY
+   (``metrics.selectors.latest_values``), it takes 21.6, 222 and 663 ms (make bench on
+   a fresh clone, load 1.1).
 
 2. The recompute of the 100k-query list, split into chunks of queries
    (``metrics.recompute``): first in this process, unsplit (the per-query points, then
