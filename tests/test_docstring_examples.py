@@ -1,11 +1,11 @@
 """The examples in the app's docstrings (outside metrics.core, whose own test is
 tests/metrics/core/test_doctests.py) run as written."""
 
-import doctest
-import importlib
 from pathlib import Path
 
 import pytest
+
+from tests.metrics.core.test_doctests import assert_examples_run
 
 ROOT = Path(__file__).resolve().parents[1]
 APPS = ("config", "judgements", "metrics", "searchlogs")
@@ -23,8 +23,4 @@ def test_some_modules_outside_the_core_show_examples():
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples_run_as_written(name):
-    module = importlib.import_module(name)
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-
-    assert result.failed == 0
-    assert result.attempted == Path(module.__file__).read_text().count(">>> ")
+    assert_examples_run(name)
