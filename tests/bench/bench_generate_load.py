@@ -25,7 +25,6 @@ holds the other benchmarks' projects, the tables are not empty even for the firs
 import os
 import sys
 import time
-from io import StringIO
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -37,6 +36,7 @@ django.setup()
 
 from django.core.management import call_command  # noqa: E402
 from django.db import transaction  # noqa: E402
+from helpers import derived_state_clean  # noqa: E402
 
 from judgements import bulk  # noqa: E402
 from judgements.models import Hit  # noqa: E402
@@ -75,13 +75,8 @@ def build(slug: str, *, keep_indexes: bool) -> float:
 
 def check(slug: str) -> tuple[bool, float]:
     started = time.perf_counter()
-    output = StringIO()
-    try:
-        call_command("derived_state", check=True, project=slug, stdout=output)
-        clean = True
-    except SystemExit:
-        clean = False
-    print(output.getvalue().strip())
+    clean, output = derived_state_clean(slug)
+    print(output)
     return clean, time.perf_counter() - started
 
 

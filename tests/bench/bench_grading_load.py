@@ -69,13 +69,13 @@ import django  # noqa: E402
 
 django.setup()
 
-from django.contrib.auth.models import Group, User  # noqa: E402
+from django.contrib.auth.models import User  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
+from helpers import raters_named  # noqa: E402
 
 from judgements.models import Judgement, Project, QueueLease  # noqa: E402
-from judgements.roles import Role  # noqa: E402
 
 SLUG = "bench-grading"
 GRADERS = 50
@@ -96,16 +96,6 @@ def bench_project() -> Project:
         project.judges_per_pair = 3
         project.save(update_fields=["judges_per_pair"])
     return project
-
-
-def graders() -> list[User]:
-    group, _ = Group.objects.get_or_create(name=Role.RATER.value)
-    users = []
-    for number in range(GRADERS):
-        user, _ = User.objects.get_or_create(username=f"bench_grader_{number:02d}")
-        user.groups.add(group)
-        users.append(user)
-    return users
 
 
 def api_token(user: User) -> str:
@@ -427,7 +417,7 @@ def main() -> None:
     args = parser.parse_args()
 
     project = bench_project()
-    users = graders()
+    users = raters_named("bench_grader_", GRADERS)
     retracted = answers_retract(users, project)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")

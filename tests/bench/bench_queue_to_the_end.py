@@ -34,11 +34,10 @@ import django  # noqa: E402
 django.setup()
 
 from django.conf import settings  # noqa: E402
-from django.contrib.auth.models import Group, User  # noqa: E402
 from django.core.management import call_command  # noqa: E402
+from helpers import derived_state_clean, raters_named  # noqa: E402
 
 from judgements.models import Judgement, Project, QueueLease, QueuePair  # noqa: E402
-from judgements.roles import Role  # noqa: E402
 from tests.judgements.test_queue_concurrency import grade_what_the_queue_hands_out  # noqa: E402
 
 SLUG = "queue-to-the-end"
@@ -69,28 +68,13 @@ def main() -> int:
     print(f"{RATERS} raters: {graded:,} grades in {seconds:.1f} s = {graded / seconds:.0f}/s")
     left = open_pairs.count()
     leases = QueueLease.objects.filter(query__project=project).count()
-    report = StringIO()
-    try:
-        call_command("derived_state", check=True, project=SLUG, stdout=report)
-        clean = True
-    except SystemExit:
-        clean = False
+    clean, report = derived_state_clean(SLUG)
     print(f"refused: {len(refused)}; told the queue was empty: {len(ran_out)} of {RATERS}; "
           f"open pairs left: {left}; leases left: {leases}")  # fmt: skip
-    print(report.getvalue().strip()[-600:])
+    print(report[-600:])
     ok = not refused and len(ran_out) == RATERS and left == 0 and leases == 0 and clean
     print("ok" if ok else "FAILED")
     return 0 if ok else 1
-
-
-def raters_named(prefix: str, count: int) -> list[User]:
-    group, _ = Group.objects.get_or_create(name=Role.RATER)
-    raters = []
-    for number in range(count):
-        rater, _ = User.objects.get_or_create(username=f"{prefix}{number:02d}")
-        rater.groups.add(group)
-        raters.append(rater)
-    return raters
 
 
 if __name__ == "__main__":
