@@ -109,6 +109,8 @@ PROJECT_TABLES_SQL = [
     "DELETE FROM judgements_queuepair WHERE project_id = %(project)s",
     "DELETE FROM judgements_queuepooltally WHERE project_id = %(project)s",
     "DELETE FROM judgements_queueratertally WHERE project_id = %(project)s",
+    # Before the judgements, so that their delete trigger finds no row to count again.
+    "DELETE FROM judgements_queryactivity WHERE project_id = %(project)s",
     "DELETE FROM judgements_judgement WHERE query_id IN"
     " (SELECT id FROM judgements_query WHERE project_id = %(project)s)",
     # The judges' accounts stay (without a password or a role, they cannot sign in).

@@ -69,17 +69,15 @@ SOURCE_HELP = (
 )
 
 # Whether the trigger-kept tables hold the state as of %(moment)s: no human event of
-# the project is dated later (machine judges' events change none of them). Asked as
-# "the first such event in time order", which walks the created_at index from the
-# moment: as NOT EXISTS, PostgreSQL scanned the log from its start for a past moment
-# (it expects later events anywhere, and the log is stored in time order), 93 ms
-# halfway through a million events instead of 0.2.
-NOTHING_AFTER_SQL = """(
-    SELECT later.created_at FROM judgements_judgement later
-    JOIN judgements_query query ON query.id = later.query_id
-    WHERE query.project_id = %(project)s AND later.created_at > {moment}
-      AND later.source <> 'machine'
-    ORDER BY later.created_at LIMIT 1) IS NULL"""
+# the project is dated later (machine judges' events change none of them). Read from
+# each query's newest human event (judgements_queryactivity, kept by the log's triggers:
+# judgements/sql/query_activity.sql), one probe of its (project, newest) index. Asked of
+# the log itself, it walked the created_at index past the later events of every project
+# until one of this project's: 23 to 200 ms in a database of 4.4M events, as of a
+# project's last event while other projects had later ones.
+NOTHING_AFTER_SQL = """NOT EXISTS (
+    SELECT FROM judgements_queryactivity activity
+    WHERE activity.project_id = %(project)s AND activity.newest > {moment})"""
 
 # Each statement of the rule names it, so that a test can count how often it is asked.
 RULE_MARK = "/* metrics.sources.freshness */"
@@ -88,8 +86,7 @@ DERIVED_SQL = f"SELECT {NOTHING_AFTER_SQL.format(moment='%(moment)s')} {RULE_MAR
 
 # The same, and what decides whether the stored series of %(metric)s holds now: its
 # newest overall point, no stale mark, and a point for every list with hits. Whether an
-# event came after the newest point is asked apart (NEWER_SQL), with the moment as a
-# constant: only then does PostgreSQL read the judgements' created_at index.
+# event came after the newest point is asked apart (NEWER_SQL).
 STORED_SQL = f"""
 WITH newest AS (
     SELECT max(point.as_of) AS at

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.db import connection
-from django.db.models import Q
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from judgements.models import (
@@ -26,6 +26,7 @@ from judgements.models import (
     LogBlock,
     LogBlockMark,
     PairGrade,
+    QueryActivity,
     QueryGrades,
     QueuePair,
     QueuePoolTally,
@@ -481,6 +482,28 @@ def _floats_as_bits(row: tuple) -> tuple:
     return tuple(bits(value) if isinstance(value, float) else value for value in row)
 
 
+def expected_query_activity(project) -> dict:
+    """Each (query, project)'s created_at of the query's newest human event, from the log."""
+    events = Judgement.objects.filter(query__project=project).exclude(
+        source=Judgement.Source.MACHINE
+    )
+    newest = events.values("query_id").annotate(newest=Max("created_at"))
+    return {(row["query_id"], project.pk): row["newest"] for row in newest}
+
+
+def stored_query_activity(project) -> dict:
+    """The largest ``newest`` of the rows of each (query, project) of
+    judgements_queryactivity that name the project or one of its queries."""
+    rows = (
+        QueryActivity.objects.filter(
+            Q(project=project) | Q(query_id__in=project.queries.values("pk"))
+        )
+        .values("query_id", "project_id")
+        .annotate(newest=Max("newest"))
+    )
+    return {(row["query_id"], row["project_id"]): row["newest"] for row in rows}
+
+
 def expected_revision_counts(project) -> dict:
     """Revisions per query and UTC hour from the whole log, for the queries not marked
     stale (a stale query's counts wait for the next refresh, and readers take its
@@ -669,6 +692,8 @@ def differences(project) -> Iterator[Difference]:
             # A query left with neither pairs nor hits may keep an emptied row.
             have = {key: row for key, row in have.items() if key in want or row[:2] != (0, 0)}
         yield from _compare(name, have, want)
+    activity = stored_query_activity(project), expected_query_activity(project)
+    yield from _compare("judgements_queryactivity", *activity)
     pool = expected_pool(project, answers)
     yield from _compare("judgements_queuepair", stored_pool(project), pool)
     names = ("judgements_queuepooltally", "judgements_queueratertally")

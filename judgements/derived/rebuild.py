@@ -264,6 +264,20 @@ GROUP BY pair.project_id, rater.id::bigint
 ORDER BY pair.project_id, rater.id::bigint;
 """
 
+# Each query's newest human event (judgements/sql/query_activity.sql), from the log.
+ACTIVITY_SQL = """
+DELETE FROM judgements_queryactivity
+WHERE project_id = %(project)s
+   OR query_id IN (SELECT id FROM judgements_query WHERE project_id = %(project)s);
+INSERT INTO judgements_queryactivity (query_id, project_id, newest)
+SELECT event.query_id, %(project)s, max(event.created_at)
+FROM judgements_judgement event
+WHERE event.query_id IN (SELECT id FROM judgements_query WHERE project_id = %(project)s)
+  AND event.source <> 'machine'
+GROUP BY event.query_id
+ORDER BY event.query_id;
+"""
+
 LATEST_POINTS_SQL = """
 DELETE FROM metrics_latestmetricpoint
 WHERE result_list_id IN (SELECT id FROM judgements_resultlist WHERE project_id = %(project)s);
@@ -292,9 +306,10 @@ WHERE mark.query_id = query.id AND mark.project_id <> query.project_id
 
 @transaction.atomic
 def repair(project_id: int) -> None:
-    """``rebuild()`` the whole project, then count its tallies again from the pool, copy
-    its newest stored metric points again and recount the revisions of its queries
-    not marked stale: every derived table ``derived_state --check`` compares."""
+    """``rebuild()`` the whole project, then count its tallies again from the pool, its
+    queries' newest events from the log, copy its newest stored metric points again and
+    recount the revisions of its queries not marked stale: every derived table
+    ``derived_state --check`` compares."""
     from judgements.packed import packed_fill
     from metrics.models import StaleQuery
     from metrics.revisions import revisions_recount
@@ -310,6 +325,7 @@ def repair(project_id: int) -> None:
     packed_fill(project_id)
     with connection.cursor() as cursor:
         cursor.execute(TALLIES_SQL, {"project": project_id})
+        cursor.execute(ACTIVITY_SQL, {"project": project_id})
         cursor.execute(LATEST_POINTS_SQL, {"project": project_id})
         cursor.execute("SELECT id FROM judgements_query WHERE project_id = %s", [project_id])
         queries = {query for (query,) in cursor.fetchall()}

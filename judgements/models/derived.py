@@ -97,6 +97,38 @@ class QueryGrades(models.Model):
         return f"{self.query_id}: {self.judged} judged documents"
 
 
+class QueryActivity(models.Model):
+    """When the newest human event of a query was dated (the largest ``newest`` of its
+    rows), with the query's project, kept by triggers on the log
+    (judgements/sql/query_activity.sql; machine judges' events left out): the freshness
+    rule (``metrics.sources``) asks whether a project has an event after a moment with
+    one probe of ``query_activity_newest_idx``, instead of walking the log's later
+    events of every project. Writers only insert rows (they never wait for each other
+    here), and delete the rows their own make redundant when they can lock them at once.
+    """
+
+    # No foreign keys: the rows go with their query's last event (the delete trigger),
+    # and a bulk load's statement would check each of its queries.
+    query = models.ForeignKey(
+        Query, on_delete=models.DO_NOTHING, related_name="+", db_constraint=False
+    )
+    project = models.ForeignKey(
+        Project,
+        on_delete=models.DO_NOTHING,
+        related_name="+",
+        db_constraint=False,
+        db_index=False,
+    )
+    newest = models.DateTimeField(help_text="created_at of the newest human event it saw.")
+
+    class Meta:
+        verbose_name_plural = "query activity"
+        indexes = [models.Index(fields=["project", "newest"], name="query_activity_newest_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.query_id}: an event at {self.newest:%Y-%m-%d %H:%M:%S}"
+
+
 class RankedHits(models.Model):
     """One result list's hits for one query, their document ids packed as big-endian
     int64 in rank order, so that a list's top ``k`` is one short prefix per query.

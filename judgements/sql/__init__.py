@@ -17,6 +17,8 @@ hits and pair grades and rebuild once (``judgements.derived.rebuild``), and
   moments are replayed from.
 - ``overall_sums.sql``: throws away the sums behind a list's overall point
   (metrics_overallsum) when anything but a grade's refresh writes its latest points.
+- ``query_activity.sql``: each query's newest human event (judgements_queryactivity),
+  which the freshness rule (metrics.sources) reads.
 
 Migrations never patch this text. To change a function or trigger: edit its file here,
 copy the changed file(s) whole into ``judgements/migrations/sql/NNNN_<name>.sql`` (a
@@ -38,6 +40,7 @@ CONCERNS = (
     "queue_tally",
     "log_blocks",
     "overall_sums",
+    "query_activity",
 )
 
 # Statements start at the beginning of a line; the bodies between $$ are indented.
