@@ -17,6 +17,13 @@ the import waits for the rater and then counts the rater's grade; a pair that ha
 and gains one from a rater's grade before the import adds it is counted again with the
 triggers' own function. As with the triggers, an event only changes its pair's counts:
 which pairs the pool holds is kept by the hits' and requests' triggers.
+
+A pair format's import (Quepid CSV, qrels, ...) gives one grade per pair, all of one
+rater (the project's import rater) and all dated now: each pair's new current answers
+are then its old ones with that rater's replaced, and the recount reads no other event
+of the pairs (``graded_by``; ``DELTA_SQL``). Where that cannot be known (a pair staged
+twice, which those formats refuse anyway, or an event of that rater dated after the
+import's moment) the pairs are recounted from the log as above.
 """
 
 from django.db import connection
@@ -159,15 +166,95 @@ WHERE NOT EXISTS (
 )
 RECOUNT_SQL = "SELECT judgements_pair_grades_recount(%s, %s, false)"
 
+# Whether a pair format's import can take its pairs' new current answers as their old
+# ones with the rater's replaced: one staged row per pair, and no event of the rater dated
+# after the import's moment (which would stay that rater's current answer).
+DELTA_APPLIES_SQL = """
+SELECT (SELECT count(*) FROM refresh_scope) = %(rows)s
+   AND NOT EXISTS (SELECT FROM judgements_judgement event
+                   WHERE event.rater_id = %(rater)s AND event.created_at > %(moment)s)
+"""
+# The locked pair grades rows (refresh_locked) with the rater's grade replaced by the
+# staged one, in the (grade, rater) order of judgements_pair_grades_counted(); then the
+# pairs that had no row (no human event, so the staged grade is their only one) added,
+# naming those that lost the race to a rater's trigger, as PAIR_GRADES_SQL does.
+DELTA_SQL = """
+UPDATE judgements_pairgrade pair
+SET grades = counted.grades, raters = counted.raters, graded = cardinality(counted.grades),
+    lowest = counted.grades[1], highest = counted.grades[cardinality(counted.grades)]
+FROM (
+    SELECT locked.id,
+           array_agg(answer.grade ORDER BY answer.grade, answer.rater) AS grades,
+           array_agg(answer.rater ORDER BY answer.grade, answer.rater) AS raters
+    FROM refresh_locked locked
+    JOIN judgements_pairgrade old ON old.id = locked.id
+    JOIN {staged} staged
+        ON staged.query_id = locked.query_id AND staged.document_id = locked.document_id
+    CROSS JOIN LATERAL (
+        SELECT kept.grade, kept.rater
+        FROM unnest(old.grades, old.raters) AS kept (grade, rater)
+        WHERE kept.rater <> %(rater)s
+        UNION ALL
+        SELECT staged.grade, %(rater)s::int
+    ) AS answer
+    GROUP BY locked.id
+) AS counted
+WHERE pair.id = counted.id;
+WITH missing AS MATERIALIZED (
+    SELECT staged.query_id, staged.document_id, staged.grade FROM {staged} staged
+    WHERE NOT EXISTS (
+        SELECT FROM refresh_locked locked
+        WHERE locked.query_id = staged.query_id AND locked.document_id = staged.document_id)
+),
+added AS (
+    INSERT INTO judgements_pairgrade
+        (project_id, query_id, document_id, graded, lowest, highest, grades, raters)
+    SELECT %(project)s, query_id, document_id, 1, grade, grade, ARRAY[grade],
+           ARRAY[%(rater)s::int]
+    FROM missing
+    ORDER BY query_id, document_id
+    ON CONFLICT (query_id, document_id) DO NOTHING
+    RETURNING query_id, document_id
+)
+-- Compared only when some pair was not added (counting them costs no sort).
+SELECT coalesce(array_agg(missing.query_id), '{{}}'),
+       coalesce(array_agg(missing.document_id), '{{}}')
+FROM missing
+WHERE (SELECT count(*) FROM added) < (SELECT count(*) FROM missing)
+  AND NOT EXISTS (
+      SELECT FROM added
+      WHERE added.query_id = missing.query_id AND added.document_id = missing.document_id);
+"""
+# The scope's pool rows (locked first) with the pair grades' new count and the rater's
+# answer dated the import's day: judgements_queue_recount()'s rule, since the rater's
+# grade is the only answer that changed.
+DELTA_QUEUE_SQL = """
+UPDATE judgements_queuepair pair
+SET grades = counted.graded,
+    needed = greatest(project.judges_per_pair, pair.wanted) - counted.graded,
+    answered = pair.answered
+        || jsonb_build_object(%(rater)s::text, (%(moment)s AT TIME ZONE 'UTC')::date)
+FROM judgements_pairgrade counted
+JOIN refresh_scope scope USING (query_id, document_id)
+CROSS JOIN judgements_project project
+WHERE project.id = %(project)s
+  AND pair.query_id = counted.query_id AND pair.document_id = counted.document_id;
+"""
+DELTA_CLEAN_UP_SQL = "DROP TABLE refresh_scope, refresh_locked;"
+
 CLEAN_UP_SQL = "DROP TABLE refresh_scope, refresh_locked, rebuild_answers, rebuild_pair_grades;"
 
 
-def insert_counted(project_id: int, staged: str, insert, rows: int) -> int:
+def insert_counted(project_id: int, staged: str, insert, rows: int, graded_by=None) -> int:
     """Run ``insert()``, which appends ``rows`` events on the pairs of the table ``staged``
     (query_id and document_id columns) and returns how many it added, with the pool rows
     of those pairs locked first; a large insert with the derived tables' triggers
     deferred, its pairs then refreshed at once. Inside ``rebuild.deferred()`` the
-    insert is left to the caller's rebuild. Call inside the insert's transaction."""
+    insert is left to the caller's rebuild. Call inside the insert's transaction.
+
+    ``graded_by`` (rater id, moment) says that every event is a grade of that rater
+    dated that moment, the grade in ``staged``'s grade column (a pair format's import):
+    the refresh then replaces that rater's answer (see the module's docstring)."""
     if rebuild.is_deferred():
         return insert()
     with connection.cursor() as cursor:
@@ -177,16 +264,24 @@ def insert_counted(project_id: int, staged: str, insert, rows: int) -> int:
             inserted = insert()
             cursor.execute("DROP TABLE refresh_scope")
             return inserted
-    return _insert_refreshed(project_id, insert)
+    return _insert_refreshed(project_id, staged, insert, rows, graded_by)
 
 
-def _insert_refreshed(project_id: int, insert) -> int:
+def _insert_refreshed(project_id: int, staged: str, insert, rows: int, graded_by) -> int:
     parameters = {"project": project_id}
     with rebuild.deferred(), connection.cursor() as cursor:
         cursor.execute("SELECT current_setting('work_mem')")
         (work_mem,) = cursor.fetchone()
         cursor.execute("SET LOCAL work_mem = '256MB'")
         cursor.execute(PAIR_GRADES_LOCK_SQL)
+        if graded_by is not None:
+            rater, moment = graded_by
+            parameters |= {"rater": rater, "moment": moment, "rows": rows}
+            cursor.execute(DELTA_APPLIES_SQL, parameters)
+            if cursor.fetchone()[0]:
+                inserted = _insert_replacing(cursor, staged, insert, parameters)
+                cursor.execute("SELECT set_config('work_mem', %s, true)", [work_mem])
+                return inserted
         inserted = insert()
         cursor.execute(ANSWERS_SQL)
         # The new rows' foreign keys are the events' own, which the insert locked (see
@@ -201,4 +296,20 @@ def _insert_refreshed(project_id: int, insert) -> int:
         for statement in (SUMMARIES_SQL, QUEUE_SQL, CLEAN_UP_SQL):
             cursor.execute(statement, parameters)
         cursor.execute("SELECT set_config('work_mem', %s, true)", [work_mem])
+    return inserted
+
+
+def _insert_replacing(cursor, staged: str, insert, parameters: dict) -> int:
+    """``insert()``, then the refresh of a pair format's import: each locked pair's grades
+    with the rater's replaced, the pairs without a row added, their pool rows updated."""
+    inserted = insert()
+    skipped = bulk.skip_foreign_key_checks()
+    cursor.execute(DELTA_SQL.format(staged=staged), parameters)
+    queries, documents = cursor.fetchone()
+    if skipped:
+        cursor.execute("SET LOCAL session_replication_role = origin")
+    if queries:
+        cursor.execute(RECOUNT_SQL, [queries, documents])
+    for statement in (SUMMARIES_SQL, DELTA_QUEUE_SQL, DELTA_CLEAN_UP_SQL):
+        cursor.execute(statement, parameters)
     return inserted

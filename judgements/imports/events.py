@@ -226,7 +226,10 @@ class _JudgementWriter:
             return 0
         # A large import recounts the pairs it touched once, set-based; a small one
         # leaves them to the triggers.
-        return pairs.insert_counted(self.project.pk, self.staging.table, insert, self.staged)
+        graded_by = (self.rater_id, self.now) if self.pairs else None
+        return pairs.insert_counted(
+            self.project.pk, self.staging.table, insert, self.staged, graded_by
+        )
 
     def _add_accounts(self, rows) -> None:
         keys = {row.rater_key for row in rows if row.rater_key} - set(self.accounts)

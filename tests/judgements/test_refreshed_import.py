@@ -1,16 +1,18 @@
 """Large imports with their pairs refreshed once, set-based (judgements.derived.pairs)
 instead of by the triggers: the same derived tables, also while raters grade."""
 
+import datetime as dt
 import threading
 import time
 
 import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from judgements import imports
 from judgements.derived import oracles, pairs
-from judgements.models import Judgement, QueuePair, QueueRequest, ResultList
+from judgements.models import Judgement, PairGrade, QueuePair, QueueRequest, ResultList
 from judgements.services import judgement_submit
 from tests.factories import HitFactory, UserFactory
 from tests.judgements.test_queue_concurrency import project_with_pairs
@@ -42,7 +44,18 @@ def imported(project, content: bytes):
 
 
 def refreshed_queries(captured) -> list[str]:
-    return [query["sql"] for query in captured if "rebuild_answers" in query["sql"]]
+    """The statements of the set-based refresh, either way (both lock the pairs' rows)."""
+    return [query["sql"] for query in captured if "refresh_locked" in query["sql"]]
+
+
+def recounted(captured) -> bool:
+    """Whether the refresh counted the pairs again from the log."""
+    return any("rebuild_answers" in query["sql"] for query in captured)
+
+
+def replaced(captured) -> bool:
+    """Whether the refresh replaced the import rater's grade in each pair's old ones."""
+    return any("unnest(old.grades, old.raters)" in query["sql"] for query in captured)
 
 
 @pytest.fixture
@@ -88,6 +101,8 @@ def test_a_large_import_leaves_every_derived_table_as_the_oracles_compute_it(pro
 
     assert result.created == 4 * 6 + 1
     assert refreshed_queries(captured), "the import did not take the refreshed path"
+    # One grade per pair, of the import rater: the rater's grade replaced, no recount.
+    assert replaced(captured) and not recounted(captured)
     assert extra.query.text in {query.text for query, _, _ in every_hit(project)}
     assert list(oracles.differences(project)) == []
     # The import rater's grade is one more on every pooled pair, the machine's none.
@@ -106,6 +121,83 @@ def test_an_import_of_new_pairs_alone_adds_their_rows(project, monkeypatch):
         imported(project, quepid(project, fresh))
 
     assert refreshed_queries(captured)
+    assert list(oracles.differences(project)) == []
+
+
+@pytest.mark.django_db
+def test_a_second_import_replaces_the_first_ones_grades(project, monkeypatch):
+    monkeypatch.setattr(pairs, "REFRESH_ROWS", 1)
+    imported(project, quepid(project, every_hit(project)))
+    again = [(query, document, (grade + 1) % 4) for query, document, grade in every_hit(project)]
+
+    with CaptureQueriesContext(connection) as captured:
+        imported(project, quepid(project, again))
+
+    assert replaced(captured) and not recounted(captured)
+    assert list(oracles.differences(project)) == []
+    rater = imports.import_rater(project).pk
+    first_pair = PairGrade.objects.get(query=again[0][0], document=again[0][1])
+    assert first_pair.raters.count(rater) == 1
+    assert first_pair.grades[first_pair.raters.index(rater)] == again[0][2]
+
+
+@pytest.mark.django_db
+def test_an_import_with_an_event_of_its_rater_dated_later_is_recounted_from_the_log(
+    project, monkeypatch
+):
+    """That later event stays the rater's current answer on its pair, not the file's
+    grade: the pairs are counted again from the log."""
+    monkeypatch.setattr(pairs, "REFRESH_ROWS", 1)
+    rows = every_hit(project)
+    Judgement.objects.create(
+        query=rows[1][0],
+        document=rows[1][1],
+        rater=imports.import_rater(project),
+        grade=0,
+        source=Judgement.Source.IMPORT,
+        created_at=timezone.now() + dt.timedelta(hours=1),
+    )
+
+    with CaptureQueriesContext(connection) as captured:
+        imported(project, quepid(project, rows))
+
+    assert recounted(captured) and not replaced(captured)
+    assert list(oracles.differences(project)) == []
+
+
+@pytest.mark.django_db
+def test_a_pair_staged_twice_is_recounted_from_the_log(project, monkeypatch):
+    """Which of a pair's two events is the newer (the rater's current answer) is the
+    insert's order: a pair format's file refuses a repeated pair, and insert_counted
+    counts such pairs again from the log rather than guess."""
+    monkeypatch.setattr(pairs, "REFRESH_ROWS", 1)
+    rater, moment = imports.import_rater(project), timezone.now()
+    rows = [(query.pk, document.pk, grade) for query, document, grade in every_hit(project)]
+    rows.append((rows[0][0], rows[0][1], (rows[0][2] + 2) % 4))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE TEMP TABLE staged (query_id bigint, document_id bigint, grade smallint)"
+            " ON COMMIT DROP"
+        )
+        cursor.executemany("INSERT INTO staged VALUES (%s, %s, %s)", rows)
+
+        def insert() -> int:
+            cursor.execute(
+                "INSERT INTO judgements_judgement (query_id, document_id, rater_id, kind,"
+                " grade, note, created_at, source, source_event_id)"
+                " SELECT query_id, document_id, %s, 'grade', grade, '', %s, 'import', ''"
+                " FROM staged",
+                [rater.pk, moment],
+            )
+            return cursor.rowcount
+
+        with CaptureQueriesContext(connection) as captured:
+            added = pairs.insert_counted(
+                project.pk, "staged", insert, len(rows), (rater.pk, moment)
+            )
+
+    assert added == len(rows)
+    assert recounted(captured) and not replaced(captured)
     assert list(oracles.differences(project)) == []
 
 
@@ -138,10 +230,12 @@ def wait_until_a_backend_waits_on_a_lock(timeout: float = 20) -> None:
     raise AssertionError("no rater waited on the import's locks")
 
 
-def import_pausing_after_its_insert(project, rows, paused, resume):
+def import_pausing_after_its_insert(project, rows, paused, resume, replacing=False):
     """insert_counted() over ``rows`` (query, document, grade) of the import rater,
-    pausing between its insert and its refresh."""
+    pausing between its insert and its refresh; ``replacing``: as a pair format's
+    import, which replaces the rater's grade in each pair's (``graded_by``)."""
     rater = imports.import_rater(project)
+    moment = timezone.now()
     try:
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(
@@ -154,27 +248,29 @@ def import_pausing_after_its_insert(project, rows, paused, resume):
                 cursor.execute(
                     "INSERT INTO judgements_judgement (query_id, document_id, rater_id, kind,"
                     " grade, note, created_at, source, source_event_id)"
-                    " SELECT query_id, document_id, %s, 'grade', grade, '', now(), 'import', ''"
+                    " SELECT query_id, document_id, %s, 'grade', grade, '', %s, 'import', ''"
                     " FROM staged",
-                    [rater.pk],
+                    [rater.pk, moment],
                 )
                 paused.set()
                 assert resume.wait(30)
                 return cursor.rowcount
 
-            pairs.insert_counted(project.pk, "staged", insert, len(rows))
+            graded_by = (rater.pk, moment) if replacing else None
+            pairs.insert_counted(project.pk, "staged", insert, len(rows), graded_by)
     finally:
         connection.close()
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.parametrize("replacing", [False, True], ids=["recounted", "replaced"])
 @pytest.mark.parametrize(
     ("rank", "judged_before"),
     [(1, True), (1, False), (4, True), (4, False)],
     ids=["pool pair judged", "new pool pair", "judged pair below", "new pair below"],
 )
 def test_a_rater_grading_a_pair_of_the_import_meanwhile_is_counted_with_it(
-    rank, judged_before, monkeypatch
+    rank, judged_before, replacing, monkeypatch
 ):
     """The import locks the pool rows of its pairs, then the pair grades rows they have,
     before its insert: a rater grading one of them waits for the import and then counts
@@ -192,7 +288,7 @@ def test_a_rater_grading_a_pair_of_the_import_meanwhile_is_counted_with_it(
     rows = [(hit.query_id, hit.document_id, 2) for hit in hits]
     paused, resume = threading.Event(), threading.Event()
     importer = threading.Thread(
-        target=import_pausing_after_its_insert, args=(project, rows, paused, resume)
+        target=import_pausing_after_its_insert, args=(project, rows, paused, resume, replacing)
     )
     importer.start()
     assert paused.wait(30)
@@ -224,7 +320,10 @@ def test_a_rater_grading_a_pair_of_the_import_meanwhile_is_counted_with_it(
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_an_import_waits_for_a_rater_who_holds_a_pool_pair_without_deadlock(monkeypatch):
+@pytest.mark.parametrize("replacing", [False, True], ids=["recounted", "replaced"])
+def test_an_import_waits_for_a_rater_who_holds_a_pool_pair_without_deadlock(
+    replacing, monkeypatch
+):
     """A rater's grade locks its pool pair's row, then its pair grades row (through the
     triggers). An import that locked the pair grades first and the pool rows later would
     wait on the rater while the rater waited on it; it takes the pool rows first."""
@@ -258,7 +357,7 @@ def test_an_import_waits_for_a_rater_who_holds_a_pool_pair_without_deadlock(monk
             resume = threading.Event()
             resume.set()
             rows = [(hit.query_id, hit.document_id, 2) for hit in hits]
-            import_pausing_after_its_insert(project, rows, threading.Event(), resume)
+            import_pausing_after_its_insert(project, rows, threading.Event(), resume, replacing)
         except Exception as error:
             failures.append(error)
 
