@@ -175,22 +175,7 @@ def test_a_pair_staged_twice_is_recounted_from_the_log(project, monkeypatch):
     rows = [(query.pk, document.pk, grade) for query, document, grade in every_hit(project)]
     rows.append((rows[0][0], rows[0][1], (rows[0][2] + 2) % 4))
     with connection.cursor() as cursor:
-        cursor.execute(
-            "CREATE TEMP TABLE staged (query_id bigint, document_id bigint, grade smallint)"
-            " ON COMMIT DROP"
-        )
-        cursor.executemany("INSERT INTO staged VALUES (%s, %s, %s)", rows)
-
-        def insert() -> int:
-            cursor.execute(
-                "INSERT INTO judgements_judgement (query_id, document_id, rater_id, kind,"
-                " grade, note, created_at, source, source_event_id)"
-                " SELECT query_id, document_id, %s, 'grade', grade, '', %s, 'import', ''"
-                " FROM staged",
-                [rater.pk, moment],
-            )
-            return cursor.rowcount
-
+        insert = staged_grades(cursor, rows, rater.pk, moment)
         with CaptureQueriesContext(connection) as captured:
             added = pairs.insert_counted(
                 project.pk, "staged", insert, len(rows), (rater.pk, moment)
@@ -230,6 +215,28 @@ def wait_until_a_backend_waits_on_a_lock(timeout: float = 20) -> None:
     raise AssertionError("no rater waited on the import's locks")
 
 
+def staged_grades(cursor, rows, rater: int, moment):
+    """Stage ``rows`` (query, document, grade) in the temporary table "staged"; return the
+    insert that appends them as grades of ``rater`` dated ``moment`` and counts them."""
+    cursor.execute(
+        "CREATE TEMP TABLE staged (query_id bigint, document_id bigint, grade smallint)"
+        " ON COMMIT DROP"
+    )
+    cursor.executemany("INSERT INTO staged VALUES (%s, %s, %s)", rows)
+
+    def insert() -> int:
+        cursor.execute(
+            "INSERT INTO judgements_judgement (query_id, document_id, rater_id, kind,"
+            " grade, note, created_at, source, source_event_id)"
+            " SELECT query_id, document_id, %s, 'grade', grade, '', %s, 'import', ''"
+            " FROM staged",
+            [rater, moment],
+        )
+        return cursor.rowcount
+
+    return insert
+
+
 def import_pausing_after_its_insert(project, rows, paused, resume, replacing=False):
     """insert_counted() over ``rows`` (query, document, grade) of the import rater,
     pausing between its insert and its refresh; ``replacing``: as a pair format's
@@ -238,23 +245,13 @@ def import_pausing_after_its_insert(project, rows, paused, resume, replacing=Fal
     moment = timezone.now()
     try:
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(
-                "CREATE TEMP TABLE staged (query_id bigint, document_id bigint, grade smallint)"
-                " ON COMMIT DROP"
-            )
-            cursor.executemany("INSERT INTO staged VALUES (%s, %s, %s)", rows)
+            insert_now = staged_grades(cursor, rows, rater.pk, moment)
 
             def insert() -> int:
-                cursor.execute(
-                    "INSERT INTO judgements_judgement (query_id, document_id, rater_id, kind,"
-                    " grade, note, created_at, source, source_event_id)"
-                    " SELECT query_id, document_id, %s, 'grade', grade, '', %s, 'import', ''"
-                    " FROM staged",
-                    [rater.pk, moment],
-                )
+                inserted = insert_now()
                 paused.set()
                 assert resume.wait(30)
-                return cursor.rowcount
+                return inserted
 
             graded_by = (rater.pk, moment) if replacing else None
             pairs.insert_counted(project.pk, "staged", insert, len(rows), graded_by)
