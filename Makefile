@@ -60,6 +60,7 @@ bench: $(VENV)/.installed-bench
 	$(PY) tests/bench/bench_api.py
 	$(PY) tests/bench/bench_scaling.py
 	$(PY) tests/bench/bench_generate_load.py
+	$(PY) tests/bench/bench_freshness.py
 	$(PY) tests/bench/summary.py
 
 lint: $(STAMP)
