@@ -93,11 +93,12 @@ def result_list_chunk_recompute(
     queries = _list_queries(result_list).filter(query_id__gte=firsts[chunk])
     if chunk + 1 < len(firsts):
         queries = queries.filter(query_id__lt=firsts[chunk + 1])
-    queries = queries.order_by("query_id").values_list("query_id", flat=True)
-    _blocks_ready(result_list, spec, list(queries))
+    # Read once: the list's queries are its hits', which the recompute lock below does
+    # not guard (it keeps refreshes' point writes apart from the chunks').
+    query_ids = list(queries.order_by("query_id").values_list("query_id", flat=True))
+    _blocks_ready(result_list, spec, query_ids)
     with transaction.atomic():
         result_list_lock(result_list.pk, shared=True)
-        query_ids = list(queries)
         fresh = sources.freshness(result_list.project, as_of=moment)
         for start in range(0, len(query_ids), PART_QUERIES):
             part = query_ids[start : start + PART_QUERIES]

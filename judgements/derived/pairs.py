@@ -127,10 +127,37 @@ WHERE pair.id = target.id
 """
 QUEUE_SQL = QUEUE_SQL.replace("{POOL_COUNTS}", rebuild.POOL_COUNTS)
 
+
+def _added_sql(missing: str) -> str:
+    """The statement that adds the pair grades rows of ``missing`` (a SELECT of whole
+    rows of pairs that had none when the import locked its pairs), in key order, and
+    names the pairs that lost the race: a rater's trigger may add one of them first (it
+    counted without this import's events, which it could not see), and
+    judgements_pair_grades_recount() then locks and counts those again."""
+    return f"""
+WITH missing AS MATERIALIZED ({missing}),
+added AS (
+    INSERT INTO judgements_pairgrade
+        (project_id, query_id, document_id, graded, lowest, highest, grades, raters)
+    SELECT %(project)s, query_id, document_id, graded, lowest, highest, grades, raters
+    FROM missing
+    ORDER BY query_id, document_id
+    ON CONFLICT (query_id, document_id) DO NOTHING
+    RETURNING query_id, document_id
+)
+-- Compared only when some pair was not added (counting them costs no sort).
+SELECT coalesce(array_agg(missing.query_id), '{{}}'),
+       coalesce(array_agg(missing.document_id), '{{}}')
+FROM missing
+WHERE (SELECT count(*) FROM added) < (SELECT count(*) FROM missing)
+  AND NOT EXISTS (
+      SELECT FROM added
+      WHERE added.query_id = missing.query_id AND added.document_id = missing.document_id);
+"""
+
+
 # rebuild's count of the scope's pair grades; the rows locked above updated, then the
-# pairs that had none added. A rater's trigger may add one of those first (it counted
-# without this import's events, which it could not see): the pairs that lost the race
-# are named, for judgements_pair_grades_recount() to lock and count again.
+# pairs that had none added.
 PAIR_GRADES_SQL = (
     rebuild.PAIR_GRADES_COUNTED_SQL
     + """
@@ -141,28 +168,13 @@ FROM refresh_locked locked
 JOIN rebuild_pair_grades counted USING (query_id, document_id)
 WHERE pair.id = locked.id
   AND (pair.graded, pair.grades, pair.raters)
-      IS DISTINCT FROM (counted.graded, counted.grades, counted.raters);
-WITH missing AS MATERIALIZED (
+      IS DISTINCT FROM (counted.graded, counted.grades, counted.raters);"""
+    + _added_sql("""
     SELECT counted.* FROM rebuild_pair_grades counted
     WHERE NOT EXISTS (
         SELECT FROM refresh_locked locked
         WHERE locked.query_id = counted.query_id AND locked.document_id = counted.document_id)
-),
-added AS (
-    INSERT INTO judgements_pairgrade
-        (project_id, query_id, document_id, graded, lowest, highest, grades, raters)
-    SELECT %(project)s, query_id, document_id, graded, lowest, highest, grades, raters
-    FROM missing
-    ORDER BY query_id, document_id
-    ON CONFLICT (query_id, document_id) DO NOTHING
-    RETURNING query_id, document_id
-)
-SELECT coalesce(array_agg(missing.query_id), '{}'), coalesce(array_agg(missing.document_id), '{}')
-FROM missing
-WHERE NOT EXISTS (
-    SELECT FROM added
-    WHERE added.query_id = missing.query_id AND added.document_id = missing.document_id);
-"""
+""")
 )
 RECOUNT_SQL = "SELECT judgements_pair_grades_recount(%s, %s, false)"
 
@@ -176,8 +188,8 @@ SELECT (SELECT count(*) FROM refresh_scope) = %(rows)s
 """
 # The locked pair grades rows (refresh_locked) with the rater's grade replaced by the
 # staged one, in the (grade, rater) order of judgements_pair_grades_counted(); then the
-# pairs that had no row (no human event, so the staged grade is their only one) added,
-# naming those that lost the race to a rater's trigger, as PAIR_GRADES_SQL does.
+# pairs that had no row (no human event, so the staged grade is their only one) added.
+# {staged} is the staging table's name.
 DELTA_SQL = """
 UPDATE judgements_pairgrade pair
 SET grades = counted.grades, raters = counted.raters, graded = cardinality(counted.grades),
@@ -199,32 +211,15 @@ FROM (
     ) AS answer
     GROUP BY locked.id
 ) AS counted
-WHERE pair.id = counted.id;
-WITH missing AS MATERIALIZED (
-    SELECT staged.query_id, staged.document_id, staged.grade FROM {staged} staged
+WHERE pair.id = counted.id;""" + _added_sql("""
+    SELECT staged.query_id, staged.document_id, 1 AS graded, staged.grade AS lowest,
+           staged.grade AS highest, ARRAY[staged.grade] AS grades,
+           ARRAY[%(rater)s::int] AS raters
+    FROM {staged} staged
     WHERE NOT EXISTS (
         SELECT FROM refresh_locked locked
         WHERE locked.query_id = staged.query_id AND locked.document_id = staged.document_id)
-),
-added AS (
-    INSERT INTO judgements_pairgrade
-        (project_id, query_id, document_id, graded, lowest, highest, grades, raters)
-    SELECT %(project)s, query_id, document_id, 1, grade, grade, ARRAY[grade],
-           ARRAY[%(rater)s::int]
-    FROM missing
-    ORDER BY query_id, document_id
-    ON CONFLICT (query_id, document_id) DO NOTHING
-    RETURNING query_id, document_id
-)
--- Compared only when some pair was not added (counting them costs no sort).
-SELECT coalesce(array_agg(missing.query_id), '{{}}'),
-       coalesce(array_agg(missing.document_id), '{{}}')
-FROM missing
-WHERE (SELECT count(*) FROM added) < (SELECT count(*) FROM missing)
-  AND NOT EXISTS (
-      SELECT FROM added
-      WHERE added.query_id = missing.query_id AND added.document_id = missing.document_id);
-"""
+""")
 # The scope's pool rows (locked first) with the pair grades' new count and the rater's
 # answer dated the import's day: judgements_queue_recount()'s rule, since the rater's
 # grade is the only answer that changed.
@@ -274,42 +269,28 @@ def _insert_refreshed(project_id: int, staged: str, insert, rows: int, graded_by
         (work_mem,) = cursor.fetchone()
         cursor.execute("SET LOCAL work_mem = '256MB'")
         cursor.execute(PAIR_GRADES_LOCK_SQL)
+        replacing = False
         if graded_by is not None:
-            rater, moment = graded_by
-            parameters |= {"rater": rater, "moment": moment, "rows": rows}
+            parameters |= {"rater": graded_by[0], "moment": graded_by[1], "rows": rows}
             cursor.execute(DELTA_APPLIES_SQL, parameters)
-            if cursor.fetchone()[0]:
-                inserted = _insert_replacing(cursor, staged, insert, parameters)
-                cursor.execute("SELECT set_config('work_mem', %s, true)", [work_mem])
-                return inserted
+            [replacing] = cursor.fetchone()
         inserted = insert()
-        cursor.execute(ANSWERS_SQL)
+        if replacing:
+            counted = DELTA_SQL.replace("{staged}", staged)
+            rest = (SUMMARIES_SQL, DELTA_QUEUE_SQL, DELTA_CLEAN_UP_SQL)
+        else:
+            cursor.execute(ANSWERS_SQL)
+            counted, rest = PAIR_GRADES_SQL, (SUMMARIES_SQL, QUEUE_SQL, CLEAN_UP_SQL)
         # The new rows' foreign keys are the events' own, which the insert locked (see
         # judgements.staging); checking each at COMMIT would cost seconds a million.
         skipped = bulk.skip_foreign_key_checks()
-        cursor.execute(PAIR_GRADES_SQL, parameters)
+        cursor.execute(counted, parameters)
         queries, documents = cursor.fetchone()
         if skipped:
             cursor.execute("SET LOCAL session_replication_role = origin")
         if queries:
             cursor.execute(RECOUNT_SQL, [queries, documents])
-        for statement in (SUMMARIES_SQL, QUEUE_SQL, CLEAN_UP_SQL):
+        for statement in rest:
             cursor.execute(statement, parameters)
         cursor.execute("SELECT set_config('work_mem', %s, true)", [work_mem])
-    return inserted
-
-
-def _insert_replacing(cursor, staged: str, insert, parameters: dict) -> int:
-    """``insert()``, then the refresh of a pair format's import: each locked pair's grades
-    with the rater's replaced, the pairs without a row added, their pool rows updated."""
-    inserted = insert()
-    skipped = bulk.skip_foreign_key_checks()
-    cursor.execute(DELTA_SQL.format(staged=staged), parameters)
-    queries, documents = cursor.fetchone()
-    if skipped:
-        cursor.execute("SET LOCAL session_replication_role = origin")
-    if queries:
-        cursor.execute(RECOUNT_SQL, [queries, documents])
-    for statement in (SUMMARIES_SQL, DELTA_QUEUE_SQL, DELTA_CLEAN_UP_SQL):
-        cursor.execute(statement, parameters)
     return inserted
