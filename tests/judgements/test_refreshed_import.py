@@ -187,6 +187,54 @@ def test_a_pair_staged_twice_is_recounted_from_the_log(project, monkeypatch):
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("later_event", [False, True], ids=["replaceable", "rater later"])
+def test_a_pair_formats_import_is_refreshed_from_fewer_rows_when_it_can_replace(
+    project, monkeypatch, later_event
+):
+    """From REPLACE_ROWS rows (below REFRESH_ROWS) a pair format's import replaces its
+    rater's grade; when it cannot (an event of that rater dated later), the triggers
+    count it, as any import of that size."""
+    monkeypatch.setattr(pairs, "REPLACE_ROWS", len(every_hit(project)))
+    if later_event:
+        Judgement.objects.create(
+            query=every_hit(project)[1][0],
+            document=every_hit(project)[1][1],
+            rater=imports.import_rater(project),
+            grade=0,
+            source=Judgement.Source.IMPORT,
+            created_at=timezone.now() + dt.timedelta(hours=1),
+        )
+
+    with CaptureQueriesContext(connection) as captured:
+        imported(project, quepid(project, every_hit(project)))
+
+    if later_event:
+        assert not refreshed_queries(captured)
+    else:
+        assert replaced(captured) and not recounted(captured)
+    assert list(oracles.differences(project)) == []
+
+
+@pytest.mark.django_db
+def test_an_insert_of_another_kind_is_left_to_the_triggers_below_refresh_rows(
+    project, monkeypatch
+):
+    """Without ``graded_by`` (events of several raters or moments) nothing can be
+    replaced: REPLACE_ROWS does not apply."""
+    monkeypatch.setattr(pairs, "REPLACE_ROWS", 1)
+    rater, moment = imports.import_rater(project), timezone.now()
+    rows = [(query.pk, document.pk, grade) for query, document, grade in every_hit(project)]
+    with connection.cursor() as cursor:
+        insert = staged_grades(cursor, rows, rater.pk, moment)
+        with CaptureQueriesContext(connection) as captured:
+            added = pairs.insert_counted(project.pk, "staged", insert, len(rows))
+
+    assert added == len(rows)
+    assert not refreshed_queries(captured)
+    assert list(oracles.differences(project)) == []
+
+
+@pytest.mark.django_db
 def test_a_small_import_is_left_to_the_triggers(project):
     hits = ResultList.objects.get(project=project).hits.order_by("query_id", "rank")[:3]
 
