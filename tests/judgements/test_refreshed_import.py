@@ -194,11 +194,12 @@ def test_a_pair_formats_import_is_refreshed_from_fewer_rows_when_it_can_replace(
     """From REPLACE_ROWS rows (below REFRESH_ROWS) a pair format's import replaces its
     rater's grade; when it cannot (an event of that rater dated later), the triggers
     count it, as any import of that size."""
-    monkeypatch.setattr(pairs, "REPLACE_ROWS", len(every_hit(project)))
+    rows = every_hit(project)
+    monkeypatch.setattr(pairs, "REPLACE_ROWS", len(rows))
     if later_event:
         Judgement.objects.create(
-            query=every_hit(project)[1][0],
-            document=every_hit(project)[1][1],
+            query=rows[1][0],
+            document=rows[1][1],
             rater=imports.import_rater(project),
             grade=0,
             source=Judgement.Source.IMPORT,
@@ -206,7 +207,7 @@ def test_a_pair_formats_import_is_refreshed_from_fewer_rows_when_it_can_replace(
         )
 
     with CaptureQueriesContext(connection) as captured:
-        imported(project, quepid(project, every_hit(project)))
+        imported(project, quepid(project, rows))
 
     if later_event:
         assert not refreshed_queries(captured)
