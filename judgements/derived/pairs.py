@@ -39,10 +39,11 @@ from judgements.derived import rebuild
 REFRESH_ROWS = 50_000
 # A pair format's import that can replace its rater's grade (DELTA_APPLIES_SQL) pays
 # from fewer rows: replacing reads no event of the pairs, so it has no such floor.
-# Measured on generated-load (rolled back, quiet machine, triggers / replaced, two
-# runs each): 2,000 rows 1.09, 0.71 / 0.65, 0.36 s; 5,000: 1.31, 0.91 / 1.00, 0.90;
-# 10,000: 1.96, 1.60 / 1.64, 1.59; 20,000: 2.33, 2.37 / 1.94, 1.99; 50,000: 3.74,
-# 3.70 / 2.75, 2.78 s. Below 10,000 the two are within the runs' spread.
+# Measured on generated-load (rolled back, quiet machine, after a warm-up import, the
+# two ways in turns, best of three): 1,000 rows 0.25 s by the triggers / 0.23 s
+# replaced; 2,000: 0.37 / 0.32; 5,000: 0.93 / 0.90; 10,000: 1.62 / 1.46; 20,000:
+# 2.23 / 1.82; 50,000: 3.48 / 2.59. Below 10,000 rows replacing saved at most 0.05 s,
+# and the triggers' path, a grade's own, stays the one small imports take.
 REPLACE_ROWS = 10_000
 
 SCOPE_SQL = """
@@ -271,7 +272,7 @@ def insert_counted(project_id: int, staged: str, insert, rows: int, graded_by=No
 
 def _refreshed_from(cursor, rows: int, graded_by) -> int:
     """How many rows an insert needs for the set-based refresh to pay: fewer when it
-    can replace its rater's grade. Asked before the pairs' rows are locked, so
+    can replace its rater's grade. Asked before the pair grades rows are locked, so
     ``_insert_refreshed`` asks again after: if an event of the rater dated later came
     in between, the pairs are counted again from the log, slower but the same rows."""
     if graded_by is None or not REPLACE_ROWS <= rows < REFRESH_ROWS:
