@@ -263,24 +263,33 @@ def insert_counted(project_id: int, staged: str, insert, rows: int, graded_by=No
     with connection.cursor() as cursor:
         cursor.execute(SCOPE_SQL.format(staged=staged))
         cursor.execute(QUEUE_LOCK_SQL)
-        if rows < _refreshed_from(cursor, rows, graded_by):
+        if _left_to_the_triggers(cursor, rows, graded_by):
             inserted = insert()
             cursor.execute("DROP TABLE refresh_scope")
             return inserted
     return _insert_refreshed(project_id, staged, insert, rows, graded_by)
 
 
-def _refreshed_from(cursor, rows: int, graded_by) -> int:
-    """How many rows an insert needs for the set-based refresh to pay: fewer when it
-    can replace its rater's grade. Asked before the pair grades rows are locked, so
-    ``_insert_refreshed`` asks again after: if an event of the rater dated later came
-    in between, the pairs are counted again from the log, slower but the same rows."""
-    if graded_by is None or not REPLACE_ROWS <= rows < REFRESH_ROWS:
-        return REFRESH_ROWS
+def _left_to_the_triggers(cursor, rows: int, graded_by) -> bool:
+    """Whether an insert of ``rows`` is too small for the set-based refresh to pay: below
+    REFRESH_ROWS, unless it can replace its rater's grade and has REPLACE_ROWS. Asked
+    before the pair grades rows are locked, so ``_insert_refreshed`` asks again after:
+    if an event of the rater dated later came in between, the pairs are counted again
+    from the log, slower but the same rows."""
+    if rows >= REFRESH_ROWS:
+        return False
+    return rows < REPLACE_ROWS or not _can_replace(cursor, rows, graded_by)
+
+
+def _can_replace(cursor, rows: int, graded_by) -> bool:
+    """DELTA_APPLIES_SQL's answer for an insert ``graded_by`` one rater at one moment
+    (False for any other insert)."""
+    if graded_by is None:
+        return False
     rater, moment = graded_by
     cursor.execute(DELTA_APPLIES_SQL, {"rater": rater, "moment": moment, "rows": rows})
     [replacing] = cursor.fetchone()
-    return REPLACE_ROWS if replacing else REFRESH_ROWS
+    return replacing
 
 
 def _insert_refreshed(project_id: int, staged: str, insert, rows: int, graded_by) -> int:
@@ -290,13 +299,10 @@ def _insert_refreshed(project_id: int, staged: str, insert, rows: int, graded_by
         (work_mem,) = cursor.fetchone()
         cursor.execute("SET LOCAL work_mem = '256MB'")
         cursor.execute(PAIR_GRADES_LOCK_SQL)
-        replacing = False
-        if graded_by is not None:
-            parameters |= {"rater": graded_by[0], "moment": graded_by[1], "rows": rows}
-            cursor.execute(DELTA_APPLIES_SQL, parameters)
-            [replacing] = cursor.fetchone()
+        replacing = _can_replace(cursor, rows, graded_by)
         inserted = insert()
         if replacing:
+            parameters |= {"rater": graded_by[0], "moment": graded_by[1]}
             counted = DELTA_SQL.replace("{staged}", staged)
             rest = (SUMMARIES_SQL, DELTA_QUEUE_SQL, DELTA_CLEAN_UP_SQL)
         else:

@@ -58,6 +58,19 @@ def replaced(captured) -> bool:
     return any("unnest(old.grades, old.raters)" in query["sql"] for query in captured)
 
 
+def graded_later_by_the_import_rater(project, query, document) -> None:
+    """An event of the project's import rater on the pair, dated an hour from now: it
+    stays that rater's current answer after an import dated now."""
+    Judgement.objects.create(
+        query=query,
+        document=document,
+        rater=imports.import_rater(project),
+        grade=0,
+        source=Judgement.Source.IMPORT,
+        created_at=timezone.now() + dt.timedelta(hours=1),
+    )
+
+
 @pytest.fixture
 def project(db):
     """4 queries x 6 hits, pool depth 4 (so ranks 5 and 6 are outside the pool), two
@@ -149,14 +162,7 @@ def test_an_import_with_an_event_of_its_rater_dated_later_is_recounted_from_the_
     grade: the pairs are counted again from the log."""
     monkeypatch.setattr(pairs, "REFRESH_ROWS", 1)
     rows = every_hit(project)
-    Judgement.objects.create(
-        query=rows[1][0],
-        document=rows[1][1],
-        rater=imports.import_rater(project),
-        grade=0,
-        source=Judgement.Source.IMPORT,
-        created_at=timezone.now() + dt.timedelta(hours=1),
-    )
+    graded_later_by_the_import_rater(project, *rows[1][:2])
 
     with CaptureQueriesContext(connection) as captured:
         imported(project, quepid(project, rows))
@@ -197,14 +203,7 @@ def test_a_pair_formats_import_is_refreshed_from_fewer_rows_when_it_can_replace(
     rows = every_hit(project)
     monkeypatch.setattr(pairs, "REPLACE_ROWS", len(rows))
     if later_event:
-        Judgement.objects.create(
-            query=rows[1][0],
-            document=rows[1][1],
-            rater=imports.import_rater(project),
-            grade=0,
-            source=Judgement.Source.IMPORT,
-            created_at=timezone.now() + dt.timedelta(hours=1),
-        )
+        graded_later_by_the_import_rater(project, *rows[1][:2])
 
     with CaptureQueriesContext(connection) as captured:
         imported(project, quepid(project, rows))
