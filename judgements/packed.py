@@ -88,10 +88,18 @@ COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0)
 BLOCK_QUERIES = 128
 # The advisory lock of a block is (BLOCK_LOCK, block): one class of keys for these locks.
 BLOCK_LOCK = 0x52424C4B
-# Each query's fixed part of a block (RankedBlock.header).
-BLOCK_HEADER = np.dtype(
+# Each query's fixed part of the RankedGrades rows of a block, joined (BLOCK_ROWS_SQL).
+ROWS_HEADER = np.dtype(
     [("query_id", ">i8"), ("hits", ">i4"), ("levels", ">i4"), ("graded", ">i4")]
 )
+# Each query's fixed part of a block (RankedBlock.header): its judged grades counted
+# one by one instead of its levels.
+BLOCK_HEADER = np.dtype(
+    [("query_id", ">i8"), ("hits", ">i4"), ("judged", ">i4"), ("graded", ">i4")]
+)
+# A block's grades are codes into its dictionary (RankedBlock.grades), of the width
+# its dictionary needs (RankedBlock.width): one byte for up to 256 distinct grades.
+CODE_TYPES = {1: np.dtype("u1"), 2: np.dtype(">u2"), 4: np.dtype(">u4")}
 # The blocks given, joined from their RankedGrades rows: per list, policy and block, the
 # queries' headers and columns in query order.
 BLOCK_ROWS_SQL = """
@@ -120,16 +128,16 @@ WHERE block = ANY(%(blocks)s::int4[])
   AND result_list_id IN (SELECT ranked.result_list_id FROM judgements_rankedgrades ranked
                          WHERE ranked.query_id = ANY(%(queries)s));
 INSERT INTO judgements_rankedblock
-    (result_list_id, policy, block, stale, header, rank_ends, ranked, ideal, ideal_documents)
+    (result_list_id, policy, block, stale, header, rank_ends, grades, width, ranked, judged)
 SELECT DISTINCT ranked.result_list_id, ranked.policy, (ranked.query_id / %(width)s)::int4,
-       true, ''::bytea, '{}'::int4[], ''::bytea, ''::bytea, ''::bytea
+       true, ''::bytea, '{}'::int4[], ''::bytea, 1, ''::bytea, ''::bytea
 FROM judgements_rankedgrades ranked
 WHERE ranked.query_id = ANY(%(queries)s)
 ON CONFLICT (result_list_id, policy, block) DO NOTHING;
 """
 BLOCK_COPY_IN = (
     "COPY judgements_rankedblock "
-    "(result_list_id, policy, block, header, rank_ends, ranked, ideal, ideal_documents, stale) "
+    "(result_list_id, policy, block, header, rank_ends, grades, width, ranked, judged, stale) "
     "FROM STDIN (FORMAT binary)"
 )
 INT4_OID = 23
@@ -286,15 +294,9 @@ def blocks_write(result_list_id: int, policy: str, blocks: list[int]) -> None:
     }
     rows = copy_fields(BLOCK_ROWS_SQL, params)
     out = [COPY_HEADER]
-    for list_id, name, block, header, ranked, ideal, counts in rows:
-        hits = np.frombuffer(header, dtype=BLOCK_HEADER)["hits"].astype(np.int64)
-        by_rank, rank_ends = rank_major(np.frombuffer(ranked, dtype=">f8"), hits)
-        # An int4[] in the binary format: one dimension, no NULL, then (length, value) each.
-        elements = np.empty((len(rank_ends), 2), dtype=">i4")
-        elements[:, 0], elements[:, 1] = 4, rank_ends
-        array = struct.pack(">iiiii", 1, 0, INT4_OID, len(rank_ends), 1) + elements.tobytes()
-        fields = [bytes(list_id), bytes(name), bytes(block), bytes(header), array]
-        fields += [by_rank.tobytes(), bytes(ideal), bytes(counts), b"\x00"]
+    for list_id, policy_name, block, *joined in rows:
+        fields = [bytes(list_id), bytes(policy_name), bytes(block), *block_columns(*joined)]
+        fields.append(b"\x00")  # not stale
         out.append(struct.pack(">h", len(fields)))
         out.extend(struct.pack(">i", len(field)) + field for field in fields)
     out.append(struct.pack(">h", -1))
@@ -305,6 +307,64 @@ def blocks_write(result_list_id: int, policy: str, blocks: list[int]) -> None:
             [result_list_id, policy, blocks],
         )
         cursor.cursor.copy_expert(BLOCK_COPY_IN, io.BytesIO(b"".join(out)))
+
+
+def block_columns(header, ranked, ideal, counts) -> list[bytes]:
+    """A block's columns in COPY's binary format (header, rank_ends, grades, width,
+    ranked, judged: RankedBlock's) from its queries' RankedGrades rows joined (the
+    columns of a row of BLOCK_ROWS_SQL)."""
+    queries = np.frombuffer(header, dtype=ROWS_HEADER)
+    by_rank, rank_ends = rank_major(
+        np.frombuffer(ranked, dtype=">f8"), queries["hits"].astype(np.int64)
+    )
+    # The judged grades one by one, highest first (each level as often as its count).
+    counts = np.frombuffer(counts, dtype=">i4").astype(np.int64)
+    judged = np.repeat(np.frombuffer(ideal, dtype=">f8"), counts)
+    judged_so_far = offsets_from_lengths(counts)
+    level_offsets = offsets_from_lengths(queries["levels"].astype(np.int64))
+    block_header = np.empty(len(queries), dtype=BLOCK_HEADER)
+    for column in ("query_id", "hits", "graded"):
+        block_header[column] = queries[column]
+    block_header["judged"] = np.diff(judged_so_far[level_offsets])
+    grades, width, codes = block_codes(np.concatenate([by_rank, judged]))
+    # An int4[] in the binary format: one dimension, no NULL, then (length, value) each.
+    elements = np.empty((len(rank_ends), 2), dtype=">i4")
+    elements[:, 0], elements[:, 1] = 4, rank_ends
+    array = struct.pack(">iiiii", 1, 0, INT4_OID, len(rank_ends), 1) + elements.tobytes()
+    return [
+        block_header.tobytes(),
+        array,
+        grades.astype(">f8").tobytes(),
+        struct.pack(">h", width),
+        codes[: len(by_rank)].tobytes(),
+        codes[len(by_rank) :].tobytes(),
+    ]
+
+
+def block_codes(values: np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
+    """A block's grades as a dictionary and codes: the distinct values (float64, told
+    apart by their bits, so that every value, -0.0 and NaN too, comes back as it was),
+    the width of a code in bytes (``code_width``) and each value's code (of
+    ``CODE_TYPES[width]``). A read of a block is then a quarter of the bytes: the
+    grades of a consensus policy are few.
+
+    >>> grades, width, codes = block_codes(np.array([2.0, np.nan, 0.5, 2.0]))
+    >>> width, grades[codes].tolist()[::2], np.isnan(grades[codes][1])
+    (1, [2.0, 0.5], np.True_)
+    """
+    native = np.ascontiguousarray(values, dtype=np.float64)
+    distinct, codes = np.unique(native.view(np.int64), return_inverse=True)
+    width = code_width(len(distinct))
+    return distinct.view(np.float64), width, codes.astype(CODE_TYPES[width])
+
+
+def code_width(distinct: int) -> int:
+    """Bytes per code for a dictionary of ``distinct`` grades.
+
+    >>> code_width(256), code_width(257), code_width(65_537)
+    (1, 2, 4)
+    """
+    return 1 if distinct <= 1 << 8 else 2 if distinct <= 1 << 16 else 4
 
 
 def rank_major(values: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

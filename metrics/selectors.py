@@ -117,22 +117,23 @@ LEFT JOIN LATERAL (
 # Queries per row of the packed reads.
 CHUNK_QUERIES = 128
 # A whole list, packed: its blocks (judgements_rankedblock), one row each in any order
-# (numbered by their block), the hits' grades up to rank %(depth)s being one prefix of
-# each block's (judgements.packed.rank_major); rows of tens of kilobytes, which
-# PostgreSQL and libpq hand over faster than one row of megabytes. Or only its blocks
-# %(first_block)s to %(last_block)s (many queries of a list: block_span). The same
-# guard; no block gives one row of NULLs. A block marked stale by a fill is written
-# again first (judgements.packed.blocks_refresh), or the list read per query.
+# (numbered by their block), the hits' codes up to rank %(depth)s being one prefix of
+# each block's (judgements.packed.rank_major), and the codes' grades; rows of tens of
+# kilobytes, which PostgreSQL and libpq hand over faster than one row of megabytes. Or
+# only its blocks %(first_block)s to %(last_block)s (many queries of a list:
+# block_span). The same guard; no block gives one row of NULLs. A block marked stale by
+# a fill is written again first (judgements.packed.blocks_refresh), or the list read
+# per query.
 STORED_BLOCKS_SQL = f"""
 WITH guard AS MATERIALIZED (
     SELECT {PACKED_CURRENT_SQL} AS current
 )
 SELECT guard.current, int4send(block.block), block.header,
        CASE WHEN %(depth)s::int IS NULL THEN block.ranked
-            ELSE substring(block.ranked FROM 1 FOR 8 * coalesce(
+            ELSE substring(block.ranked FROM 1 FOR block.width * coalesce(
                 block.rank_ends[least(%(depth)s, cardinality(block.rank_ends))], 0))
        END,
-       block.ideal, block.ideal_documents, block.stale
+       block.judged, block.grades, int2send(block.width), block.stale
 FROM guard
 LEFT JOIN judgements_rankedblock block
     ON guard.current AND block.result_list_id = %(result_list)s AND block.policy = %(policy)s
@@ -381,7 +382,7 @@ def stored_result_list_grades(
         # Stale queries (or a policy not filled yet): filled, unless a writer holds them.
         packed_fill(project_id, query_ids, wait=False)
         rows = _packed_rows(params, blocks=blocks)
-    if rows is not None and blocks and any(row[6] == b"\x01" for row in rows):
+    if rows is not None and blocks and any(row[-1] == b"\x01" for row in rows):
         # Blocks that fills marked: written again for this list and policy, unless
         # another transaction holds one; else the list is read query by query. Only a
         # whole list's read writes them (a refresh of some queries takes no block's
@@ -390,10 +391,10 @@ def stored_result_list_grades(
         rows = _packed_rows(params, blocks=blocks)
     if rows is None:
         return None
-    header, ranked, levels, documents = joined_chunks(rows, key=1, width=6)
     if blocks:
-        grades = _blocks_grades(header, ranked, levels, documents, depth)
+        grades = _blocks_grades(rows, depth)
         return grades if query_ids is None else only_queries(grades, query_ids)
+    header, ranked, levels, documents = joined_chunks(rows, key=1, width=6)
     queries = np.frombuffer(header or b"", dtype=STORED_RANKED_HEADER)
     return _packed_grades(queries, unpacked(ranked, ">f8"), levels, documents)
 
@@ -437,14 +438,52 @@ def _packed_rows(params: dict, *, blocks: bool):
     return rows if current is not None and bytes(current) == b"\x01" else None
 
 
-def _blocks_grades(header, ranked, levels, documents, depth: int | None) -> ResultListGrades:
-    """``ResultListGrades`` of a list's blocks, joined (a row of STORED_BLOCKS_SQL)."""
-    queries = np.frombuffer(header or b"", dtype=BLOCK_HEADER)
+def _blocks_grades(rows, depth: int | None) -> ResultListGrades:
+    """``ResultListGrades`` of a list's blocks (the rows of STORED_BLOCKS_SQL): their
+    codes decoded by their grades, the hits' back in query order."""
+    rows = sorted(
+        (row for row in rows if row[1] is not None),
+        key=lambda row: int.from_bytes(row[1], "big", signed=True),
+    )
+    queries = np.frombuffer(b"".join(row[2] for row in rows), dtype=BLOCK_HEADER)
     hits = queries["hits"].astype(np.int64)
     read = hits if depth is None else np.minimum(hits, depth)
     blocks = queries["query_id"].astype(np.int64) // packed.BLOCK_QUERIES
-    by_rank = unpacked(ranked, ">f8")
-    return _packed_grades(queries, query_major(by_rank, read, blocks), levels, documents, read)
+    widths = [int.from_bytes(row[6], "big") for row in rows]
+    grades = unpacked(b"".join(row[5] for row in rows), ">f8")
+    # Where each block's grades start among all the blocks' grades.
+    starts = offsets_from_lengths(np.array([len(row[5]) // 8 for row in rows], dtype=np.intp))
+    by_rank = decoded(grades, starts[:-1], [row[3] for row in rows], widths)
+    return ResultListGrades(
+        query_ids=queries["query_id"].astype(np.int64),
+        ranked_grades=query_major(by_rank, read, blocks),
+        offsets=offsets_from_lengths(read),
+        judged_grades=decoded(grades, starts[:-1], [row[4] for row in rows], widths),
+        judged_offsets=offsets_from_lengths(queries["judged"].astype(np.int64)),
+        judgements=queries["graded"].astype(np.int64),
+    )
+
+
+def decoded(grades: np.ndarray, starts: np.ndarray, columns: list, widths: list[int]):
+    """The values of blocks' codes (``columns``, of ``widths`` bytes each), block after
+    block: each code picks from its block's ``grades``, which start at ``starts``.
+
+    >>> grades, starts = np.array([0.0, 2.0, 1.0, 3.0]), np.array([0, 2])
+    >>> decoded(grades, starts, [bytes([1, 0]), bytes([1, 1, 0])], [1, 1]).tolist()
+    [2.0, 0.0, 3.0, 3.0, 1.0]
+    >>> decoded(grades, starts, [bytes([0, 1]), bytes([1])], [2, 1]).tolist()
+    [2.0, 3.0]
+    """
+    lengths = [len(column) // width for column, width in zip(columns, widths, strict=True)]
+    if len(set(widths)) <= 1:
+        kind = packed.CODE_TYPES[widths[0] if widths else 1]
+        codes = np.frombuffer(b"".join(columns), dtype=kind)
+    else:
+        codes = np.concatenate([
+            np.frombuffer(column, dtype=packed.CODE_TYPES[width]).astype(np.intp)
+            for column, width in zip(columns, widths, strict=True)
+        ])  # fmt: skip
+    return grades.take(np.repeat(starts, lengths) + codes)
 
 
 def _packed_grades(queries, ranked, levels, documents, hits=None) -> ResultListGrades:

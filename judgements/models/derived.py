@@ -186,12 +186,14 @@ class RankedBlock(models.Model):
     ``judgements.packed.BLOCK_QUERIES`` consecutive query ids, joined, so that a whole
     list reads in a few dozen rows instead of one per query (issue 16's "recompute of
     one result list"). Each query's fixed part is ``header`` (query id int64, hits,
-    levels and current grades int32, big-endian), in query order; ``ideal`` and
-    ``ideal_documents`` are the queries' columns joined in that order. ``ranked`` holds
-    the hits' grades rank by rank (every query's first hit, then every query's second
-    ...), and ``rank_ends[r - 1]`` how many grades the first ``r`` ranks hold, so that a
-    list's top ``k`` is one prefix of each block. Marked stale by the fills of its
-    queries and written again from the rows by the next reader of the whole list
+    judged grades and current grades int32, big-endian), in query order. The block's
+    grades are ``grades``, its distinct values (float64, big-endian), and codes into
+    them of ``width`` bytes each (``judgements.packed.block_codes``): ``ranked`` holds
+    the hits' codes rank by rank (every query's first hit, then every query's second
+    ...), and ``rank_ends[r - 1]`` how many codes the first ``r`` ranks hold, so that a
+    list's top ``k`` is one prefix of each block; ``judged`` holds each query's judged
+    grades' codes, highest grade first, query after query. Marked stale by the fills of
+    its queries and written again from the rows by the next reader of the whole list
     (``judgements.packed``)."""
 
     result_list = models.ForeignKey(
@@ -201,9 +203,10 @@ class RankedBlock(models.Model):
     block = models.IntegerField(help_text="The queries' ids divided by BLOCK_QUERIES.")
     header = models.BinaryField(default=b"")
     rank_ends = ArrayField(models.IntegerField(), default=list)
+    grades = models.BinaryField(default=b"", help_text="The block's distinct grades.")
+    width = models.SmallIntegerField(default=1, help_text="Bytes per code: 1, 2 or 4.")
     ranked = models.BinaryField(default=b"")
-    ideal = models.BinaryField(default=b"")
-    ideal_documents = models.BinaryField(default=b"")
+    judged = models.BinaryField(default=b"")
     stale = models.BooleanField(
         default=False,
         db_default=False,

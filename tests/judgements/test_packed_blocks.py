@@ -119,6 +119,61 @@ def test_the_blocks_join_the_rows_and_read_as_the_log_for_every_depth(project, s
     assert oracles.stored_blocks(project) == rows and len(rows) > 0
 
 
+@pytest.mark.parametrize("distinct, width", [(1, 1), (256, 1), (257, 2), (65_537, 4)])
+def test_a_blocks_codes_give_back_every_grade_bit_for_bit(distinct, width):
+    rng = np.random.default_rng(distinct)
+    # Two NaNs of other bits, and -0.0 beside 0.0, among the distinct values.
+    odd = np.array([0x7FF8000000000001, 0x7FF8000000000000], dtype=np.int64).view(np.float64)
+    values = np.concatenate([odd, [-0.0, 0.0], rng.random(distinct)])[-distinct:]
+    shuffled = rng.permutation(np.concatenate([values, values[: distinct // 2]]))
+
+    grades, got_width, codes = packed.block_codes(shuffled)
+
+    assert (got_width, codes.dtype, len(grades)) == (width, packed.CODE_TYPES[width], distinct)
+    assert grades[codes].view(np.int64).tolist() == shuffled.view(np.int64).tolist()
+
+
+def test_blocks_of_every_code_width_read_as_the_log(project, monkeypatch):
+    # Blocks' dictionaries of 1, 2 and 4-byte codes side by side in one list's read.
+    monkeypatch.setattr(packed, "code_width", lambda distinct: (1, 2, 4)[distinct % 3])
+    random_events(project, seed=24)
+    random_events(project, seed=25)
+    random_hits(project, seed=24)
+    packed.packed_fill(project.pk)
+
+    read_every_list(project)
+
+    assert set(RankedBlock.objects.values_list("width", flat=True)) == {1, 2, 4}
+    rows = stored_rows(project)
+    assert oracles.stored_blocks(project) == rows and len(rows) > 0
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    [
+        "width = 2",  # Not the width of so many grades.
+        "grades = substring(grades FROM 9)",  # A code beyond the grades left.
+        "judged = substring(judged FROM 2)",  # A judged grade fewer than the header's.
+        "grades = grades || substring(grades FROM 1 FOR 8)",  # A grade twice.
+    ],
+)
+def test_the_oracle_finds_a_block_whose_codes_do_not_add_up(project, corrupt):
+    random_events(project, seed=26)
+    random_hits(project, seed=26)
+    packed.packed_fill(project.pk)
+    read_every_list(project, policies=["mean"], depths=(None,))
+    assert packed_differences(project) == []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE judgements_rankedblock SET {corrupt}"
+            " WHERE id = (SELECT min(id) FROM judgements_rankedblock"
+            "             WHERE NOT stale AND length(judged) > 0 AND length(grades) > 8)"
+        )
+        assert cursor.rowcount == 1
+
+    assert {d.table for d in packed_differences(project)} == {"judgements_rankedblock"}
+
+
 def test_a_fill_marks_its_blocks_and_a_read_writes_those_of_its_list_and_policy(project):
     random_events(project, seed=23)
     random_hits(project, seed=23)
