@@ -295,7 +295,7 @@ def blocks_write(result_list_id: int, policy: str, blocks: list[int]) -> None:
     rows = copy_fields(BLOCK_ROWS_SQL, params)
     out = [COPY_HEADER]
     for list_id, policy_name, block, *joined in rows:
-        fields = [bytes(list_id), bytes(policy_name), bytes(block), *block_columns(*joined)]
+        fields = [bytes(list_id), bytes(policy_name), bytes(block), *_block_columns(*joined)]
         fields.append(b"\x00")  # not stale
         out.append(struct.pack(">h", len(fields)))
         out.extend(struct.pack(">i", len(field)) + field for field in fields)
@@ -309,7 +309,7 @@ def blocks_write(result_list_id: int, policy: str, blocks: list[int]) -> None:
         cursor.cursor.copy_expert(BLOCK_COPY_IN, io.BytesIO(b"".join(out)))
 
 
-def block_columns(header, ranked, ideal, counts) -> list[bytes]:
+def _block_columns(header, ranked, ideal, counts) -> list[bytes]:
     """A block's columns in COPY's binary format (header, rank_ends, grades, width,
     ranked, judged: RankedBlock's) from its queries' RankedGrades rows joined (the
     columns of a row of BLOCK_ROWS_SQL)."""
