@@ -12,7 +12,8 @@ import numpy as np
 from django.db import connection
 
 from judgements import packed
-from judgements.packed import BLOCK_HEADER, PACKED_CURRENT_SQL, packed_fill, query_major
+from judgements.block_layout import BLOCK_HEADER, decoded, query_major
+from judgements.packed import PACKED_CURRENT_SQL, packed_fill
 from metrics.core.consensus import consensus, policy_names
 from metrics.core.segments import offsets_from_lengths, sorted_lookup
 from metrics.models import MetricPoint
@@ -118,7 +119,7 @@ LEFT JOIN LATERAL (
 CHUNK_QUERIES = 128
 # A whole list, packed: its blocks (judgements_rankedblock), one row each in any order
 # (numbered by their block), the hits' codes up to rank %(depth)s being one prefix of
-# each block's (judgements.packed.rank_major), and the codes' grades; rows of tens of
+# each block's (judgements.block_layout), and the codes' grades; rows of tens of
 # kilobytes, which PostgreSQL and libpq hand over faster than one row of megabytes. Or
 # only its blocks %(first_block)s to %(last_block)s (many queries of a list:
 # block_span). The same guard; no block gives one row of NULLs. A block marked stale by
@@ -462,28 +463,6 @@ def _blocks_grades(rows, depth: int | None) -> ResultListGrades:
         judged_offsets=offsets_from_lengths(queries["judged"].astype(np.int64)),
         judgements=queries["graded"].astype(np.int64),
     )
-
-
-def decoded(grades: np.ndarray, starts: np.ndarray, columns: list, widths: list[int]):
-    """The values of blocks' codes (``columns``, of ``widths`` bytes each), block after
-    block: each code picks from its block's ``grades``, which start at ``starts``.
-
-    >>> grades, starts = np.array([0.0, 2.0, 1.0, 3.0]), np.array([0, 2])
-    >>> decoded(grades, starts, [bytes([1, 0]), bytes([1, 1, 0])], [1, 1]).tolist()
-    [2.0, 0.0, 3.0, 3.0, 1.0]
-    >>> decoded(grades, starts, [bytes([0, 1]), bytes([1])], [2, 1]).tolist()
-    [2.0, 3.0]
-    """
-    lengths = [len(column) // width for column, width in zip(columns, widths, strict=True)]
-    if len(set(widths)) <= 1:
-        kind = packed.CODE_TYPES[widths[0] if widths else 1]
-        codes = np.frombuffer(b"".join(columns), dtype=kind)
-    else:
-        codes = np.concatenate([
-            np.frombuffer(column, dtype=packed.CODE_TYPES[width]).astype(np.intp)
-            for column, width in zip(columns, widths, strict=True)
-        ])  # fmt: skip
-    return grades.take(np.repeat(starts, lengths) + codes)
 
 
 def _packed_grades(queries, ranked, levels, documents, hits=None) -> ResultListGrades:

@@ -300,7 +300,7 @@ def _block_codes(grades: bytes, width: int, ranked: bytes, judged: bytes):
     """A block's codes (the hits', the judged grades'), or None unless its grades are
     distinct, its width the one for so many (the writer's rule) and every code one of
     them."""
-    from judgements.packed import code_width
+    from judgements.block_layout import code_width
 
     distinct = len({grades[at : at + 8] for at in range(0, len(grades), 8)})
     if len(grades) % 8 or distinct != len(grades) // 8 or width != code_width(distinct):

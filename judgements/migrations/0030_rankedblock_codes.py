@@ -1,5 +1,5 @@
 """The packed blocks (judgements_rankedblock) hold their grades as a dictionary and
-codes (judgements.packed.block_codes): ``grades``, the block's distinct values, and
+codes (judgements.block_layout.block_codes): ``grades``, the block's distinct values, and
 codes of ``width`` bytes into them, the hits' in ``ranked`` and the judged grades'
 one by one in ``judged`` (instead of the levels and their counts, ``ideal`` and
 ``ideal_documents``). A whole list then reads about a third of the bytes.

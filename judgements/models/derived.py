@@ -188,7 +188,7 @@ class RankedBlock(models.Model):
     one result list"). Each query's fixed part is ``header`` (query id int64, hits,
     judged grades and current grades int32, big-endian), in query order. The block's
     grades are ``grades``, its distinct values (float64, big-endian), and codes into
-    them of ``width`` bytes each (``judgements.packed.block_codes``): ``ranked`` holds
+    them of ``width`` bytes each (``judgements.block_layout``): ``ranked`` holds
     the hits' codes rank by rank (every query's first hit, then every query's second
     ...), and ``rank_ends[r - 1]`` how many codes the first ``r`` ranks hold, so that a
     list's top ``k`` is one prefix of each block; ``judged`` holds each query's judged

@@ -13,6 +13,7 @@ import pytest
 from django.db import connection, connections, transaction
 from django.utils import timezone
 
+from judgements import block_layout as layout
 from judgements import packed
 from judgements.derived import oracles
 from judgements.models import QueryGrades, RankedBlock
@@ -53,14 +54,14 @@ def test_rank_major_and_back_give_the_values_again():
     for block in np.unique(blocks):
         mine = np.flatnonzero(blocks == block)
         segments = [values[starts[i] : starts[i] + lengths[i]] for i in mine]
-        by_rank, ends = packed.rank_major(np.concatenate(segments), lengths[mine])
+        by_rank, ends = layout.rank_major(np.concatenate(segments), lengths[mine])
         # Rank by rank: the r-th values of the segments that have one, in segment order.
         expected = [s[r] for r in range(max(lengths[mine])) for s in segments if r < len(s)]
         assert by_rank.tolist() == expected
         assert ends[-1] == len(expected) if len(ends) else expected == []
         parts.append(by_rank)
 
-    assert packed.query_major(np.concatenate(parts), lengths, blocks).tolist() == values.tolist()
+    assert layout.query_major(np.concatenate(parts), lengths, blocks).tolist() == values.tolist()
 
 
 @pytest.mark.parametrize("length", [1, 4])
@@ -75,13 +76,13 @@ def test_segments_of_one_length_come_back_from_blocks_of_any_size(length):
     for block in np.unique(blocks):
         mine = np.flatnonzero(blocks == block)
         segments = np.concatenate([values[starts[i] : starts[i] + length] for i in mine])
-        parts.append(packed.rank_major(segments, lengths[mine])[0])
+        parts.append(layout.rank_major(segments, lengths[mine])[0])
 
-    assert packed.query_major(np.concatenate(parts), lengths, blocks).tolist() == values.tolist()
+    assert layout.query_major(np.concatenate(parts), lengths, blocks).tolist() == values.tolist()
 
 
 def test_rank_ends_count_the_values_of_the_first_ranks():
-    by_rank, ends = packed.rank_major(np.arange(6.0), np.array([3, 1, 2]))
+    by_rank, ends = layout.rank_major(np.arange(6.0), np.array([3, 1, 2]))
 
     assert by_rank.tolist() == [0.0, 3.0, 4.0, 1.0, 5.0, 2.0]
     assert ends.tolist() == [3, 5, 6]
@@ -127,15 +128,19 @@ def test_a_blocks_codes_give_back_every_grade_bit_for_bit(distinct, width):
     values = np.concatenate([odd, [-0.0, 0.0], rng.random(distinct)])[-distinct:]
     shuffled = rng.permutation(np.concatenate([values, values[: distinct // 2]]))
 
-    grades, got_width, codes = packed.block_codes(shuffled)
+    grades, got_width, codes = layout.block_codes(shuffled)
 
-    assert (got_width, codes.dtype, len(grades)) == (width, packed.CODE_TYPES[width], distinct)
+    assert (got_width, codes.dtype, len(grades)) == (
+        width,
+        layout.CODE_TYPES[width],
+        distinct,
+    )
     assert grades[codes].view(np.int64).tolist() == shuffled.view(np.int64).tolist()
 
 
 def test_blocks_of_every_code_width_read_as_the_log(project, monkeypatch):
     # Blocks' dictionaries of 1, 2 and 4-byte codes side by side in one list's read.
-    monkeypatch.setattr(packed, "code_width", lambda distinct: (1, 2, 4)[distinct % 3])
+    monkeypatch.setattr(layout, "code_width", lambda distinct: (1, 2, 4)[distinct % 3])
     random_events(project, seed=24)
     random_events(project, seed=25)
     random_hits(project, seed=24)
