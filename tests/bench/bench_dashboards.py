@@ -127,6 +127,13 @@ def _project(slug: str) -> Project:
             slug=slug,
         )
         project = Project.objects.get(slug=slug)
+        # Vacuumed now, as a project that has lived a day would be: otherwise autovacuum
+        # works through the million new rows while the figures below are timed (load
+        # average 3.7 on 2 CPUs in one run).
+        start = time.perf_counter()
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM (ANALYZE)")
+        print(f"Vacuumed the database in {time.perf_counter() - start:.1f} s.")
     return project
 
 
