@@ -465,17 +465,16 @@ def _blocks_grades(rows, depth: int | None) -> ResultListGrades:
     )
 
 
-def _packed_grades(queries, ranked, levels, documents, hits=None) -> ResultListGrades:
+def _packed_grades(queries, ranked, levels, documents) -> ResultListGrades:
+    """``ResultListGrades`` of the queries' RankedGrades rows (STORED_RANKED_SQL)."""
     # The ideal comes as levels: each distinct grade, highest first, and its count.
     counts = unpacked(documents, ">i4")
     judged_so_far = offsets_from_lengths(counts)
     level_offsets = offsets_from_lengths(queries["levels"].astype(np.int64))
-    if hits is None:
-        hits = queries["ranked"].astype(np.int64)
     return ResultListGrades(
         query_ids=queries["query_id"].astype(np.int64),
         ranked_grades=ranked,
-        offsets=offsets_from_lengths(hits),
+        offsets=offsets_from_lengths(queries["ranked"].astype(np.int64)),
         judged_grades=repeated(unpacked(levels, ">f8"), counts),
         judged_offsets=judged_so_far[level_offsets],
         judgements=queries["graded"].astype(np.int64),

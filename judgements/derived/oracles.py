@@ -307,9 +307,9 @@ def _block_codes(grades: bytes, width: int, ranked: bytes, judged: bytes):
         return None
     if len(ranked) % width or len(judged) % width:
         return None
-    code = {1: "B", 2: "H", 4: "I"}[width]
-    ranked_codes = struct.unpack(f">{len(ranked) // width}{code}", ranked)
-    judged_codes = struct.unpack(f">{len(judged) // width}{code}", judged)
+    kind = {1: "B", 2: "H", 4: "I"}[width]
+    ranked_codes = struct.unpack(f">{len(ranked) // width}{kind}", ranked)
+    judged_codes = struct.unpack(f">{len(judged) // width}{kind}", judged)
     if any(code >= distinct for code in ranked_codes + judged_codes):
         return None
     return ranked_codes, judged_codes
