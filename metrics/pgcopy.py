@@ -82,12 +82,19 @@ def copy_fields(sql: str, params: dict) -> list[list[memoryview | None]]:
     return rows
 
 
+def ordered_chunks(rows: list[list[memoryview | None]], key: int) -> list:
+    """The rows that hold a chunk (column ``key``, a bigint or int, not NULL), in the
+    order of ``key``."""
+    chunks = [row for row in rows if row[key] is not None]
+    chunks.sort(key=lambda row: int.from_bytes(row[key], "big", signed=True))
+    return chunks
+
+
 def joined_chunks(rows: list[list[memoryview | None]], key: int, width: int) -> list[bytes]:
     """The columns after column ``key`` (of ``width``) of rows that each hold a chunk of
     packed columns, each column joined in the order of ``key`` (a bigint: the chunk's
     first query id). A row whose key is NULL holds no chunk and is left out."""
-    chunks = [row for row in rows if row[key] is not None]
-    chunks.sort(key=lambda row: int.from_bytes(row[key], "big", signed=True))
+    chunks = ordered_chunks(rows, key)
     return [
         b"".join(row[column] for row in chunks if row[column] is not None)
         for column in range(key + 1, width)

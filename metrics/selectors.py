@@ -17,7 +17,7 @@ from judgements.packed import PACKED_CURRENT_SQL, packed_fill
 from metrics.core.consensus import consensus, policy_names
 from metrics.core.segments import offsets_from_lengths, sorted_lookup
 from metrics.models import MetricPoint
-from metrics.pgcopy import copy_fields, copy_row, copy_rows, joined_chunks
+from metrics.pgcopy import copy_fields, copy_row, copy_rows, joined_chunks, ordered_chunks
 from metrics.sources import HUMAN, Freshness, Grades, Source
 
 # The present state: judgements_pairgrade (judgements/sql/pair_grades.sql) holds each
@@ -442,10 +442,7 @@ def _packed_rows(params: dict, *, blocks: bool):
 def _blocks_grades(rows, depth: int | None) -> ResultListGrades:
     """``ResultListGrades`` of a list's blocks (the rows of STORED_BLOCKS_SQL): their
     codes decoded by their grades, the hits' back in query order."""
-    rows = sorted(
-        (row for row in rows if row[1] is not None),
-        key=lambda row: int.from_bytes(row[1], "big", signed=True),
-    )
+    rows = ordered_chunks(rows, key=1)
     queries = np.frombuffer(b"".join(row[2] for row in rows), dtype=BLOCK_HEADER)
     hits = queries["hits"].astype(np.int64)
     read = hits if depth is None else np.minimum(hits, depth)
