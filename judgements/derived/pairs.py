@@ -26,10 +26,16 @@ twice, which those formats refuse anyway, or an event of that rater dated after 
 import's moment) the pairs are recounted from the log as above.
 """
 
+import logging
+import time
+from contextlib import contextmanager
+
 from django.db import connection
 
 from judgements import bulk
 from judgements.derived import rebuild
+
+logger = logging.getLogger(__name__)
 
 # Below this many rows the insert is left to the triggers. Their cost grows with the
 # rows; the recount's has a floor of a few seconds (one pass over the log's events of
@@ -261,13 +267,25 @@ def insert_counted(project_id: int, staged: str, insert, rows: int, graded_by=No
     if rebuild.is_deferred():
         return insert()
     with connection.cursor() as cursor:
-        cursor.execute(SCOPE_SQL.format(staged=staged))
-        cursor.execute(QUEUE_LOCK_SQL)
+        with step("pairs named"):
+            cursor.execute(SCOPE_SQL.format(staged=staged))
+        with step("pool rows locked"):
+            cursor.execute(QUEUE_LOCK_SQL)
         if _left_to_the_triggers(cursor, rows, graded_by):
             inserted = insert()
             cursor.execute("DROP TABLE refresh_scope")
             return inserted
     return _insert_refreshed(project_id, staged, insert, rows, graded_by)
+
+
+@contextmanager
+def step(name: str):
+    """Log how long the block took at INFO, the step's name and seconds as the record's
+    ``step`` and ``seconds`` (a large import's phases: what its time went on)."""
+    started = time.perf_counter()
+    yield
+    seconds = time.perf_counter() - started
+    logger.info("%s in %.2f s", name, seconds, extra={"step": name, "seconds": seconds})
 
 
 def _left_to_the_triggers(cursor, rows: int, graded_by) -> bool:
@@ -298,26 +316,33 @@ def _insert_refreshed(project_id: int, staged: str, insert, rows: int, graded_by
         cursor.execute("SELECT current_setting('work_mem')")
         (work_mem,) = cursor.fetchone()
         cursor.execute("SET LOCAL work_mem = '256MB'")
-        cursor.execute(PAIR_GRADES_LOCK_SQL)
+        with step("pair grades rows locked"):
+            cursor.execute(PAIR_GRADES_LOCK_SQL)
         replacing = _can_replace(cursor, rows, graded_by)
-        inserted = insert()
+        with step("events inserted"):
+            inserted = insert()
         if replacing:
             parameters |= {"rater": graded_by[0], "moment": graded_by[1]}
             counted = DELTA_SQL.replace("{staged}", staged)
-            rest = (SUMMARIES_SQL, DELTA_QUEUE_SQL, DELTA_CLEAN_UP_SQL)
+            queue = DELTA_QUEUE_SQL
         else:
-            cursor.execute(ANSWERS_SQL)
-            counted, rest = PAIR_GRADES_SQL, (SUMMARIES_SQL, QUEUE_SQL, CLEAN_UP_SQL)
+            with step("current answers read"):
+                cursor.execute(ANSWERS_SQL)
+            counted, queue = PAIR_GRADES_SQL, QUEUE_SQL
         # The new rows' foreign keys are the events' own, which the insert locked (see
         # judgements.staging); checking each at COMMIT would cost seconds a million.
         skipped = bulk.skip_foreign_key_checks()
-        cursor.execute(counted, parameters)
-        queries, documents = cursor.fetchone()
+        with step("pair grades counted"):
+            cursor.execute(counted, parameters)
+            queries, documents = cursor.fetchone()
         if skipped:
             cursor.execute("SET LOCAL session_replication_role = origin")
         if queries:
             cursor.execute(RECOUNT_SQL, [queries, documents])
-        for statement in rest:
-            cursor.execute(statement, parameters)
+        with step("summaries refreshed"):
+            cursor.execute(SUMMARIES_SQL, parameters)
+        with step("pool counted"):
+            cursor.execute(queue, parameters)
+        cursor.execute(DELTA_CLEAN_UP_SQL if replacing else CLEAN_UP_SQL)
         cursor.execute("SELECT set_config('work_mem', %s, true)", [work_mem])
     return inserted

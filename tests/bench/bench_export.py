@@ -25,13 +25,15 @@ COPY in text format, with the table's indexes and the derived tables' triggers
 deferred (``rebuild.deferred``), rolled back. Targets: the import within 2x that COPY
 (issue 18) and no slower than 53 s (issue 16). An import of this size writes its
 events with the triggers deferred and recounts the pairs it touched once, set-based
-(``judgements.derived.pairs``). After it, the same import inside ``rebuild.deferred()``
+(``judgements.derived.pairs``), and the steps it logs are printed in a table, each
+beside the raw COPY. After it, the same import inside ``rebuild.deferred()``
 (where it leaves the recount to a load's rebuild), rolled back, shows what parsing,
 staging and the INSERT take.
 """
 
 import argparse
 import io
+import logging
 import os
 import socket
 import subprocess
@@ -40,6 +42,7 @@ import threading
 import time
 import urllib.request
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -58,7 +61,7 @@ from summary import load_average, record  # noqa: E402
 
 from config.api import tokens  # noqa: E402
 from judgements import exporters, imports  # noqa: E402
-from judgements.derived import rebuild  # noqa: E402
+from judgements.derived import pairs, rebuild  # noqa: E402
 from judgements.imports import events, result_lists  # noqa: E402
 from judgements.models import Judgement, Project  # noqa: E402
 from judgements.roles import Role  # noqa: E402
@@ -268,9 +271,11 @@ def bench_import(project: Project, path: Path) -> None:
     print(f"= {copied / raw_seconds:>9,.0f} rows/s (the import's rows, rolled back)")
     # The metrics task is timed apart.
     events.metrics_schedule_refresh = result_lists.metrics_schedule_refresh = lambda **kw: None
-    result, seconds = timed_import(project, path)
+    with import_steps() as steps:
+        result, seconds = timed_import(project, path)
     print(f"Quepid import     {result.created:>9,} rows in {seconds:6.2f} s ", end="")
     print(f"= {result.created / seconds:>9,.0f} rows/s (file of {rows:,} rows, committed)")
+    steps_table(steps, seconds, raw_seconds)
     print(f"  import: {seconds / raw_seconds:.2f}x the raw COPY ", end="")
     record(
         f"import of {result.created:,} judgements (Quepid CSV) / raw COPY of its rows",
@@ -290,6 +295,38 @@ def bench_import(project: Project, path: Path) -> None:
     deferred = deferred_import_seconds(project, path)
     print(f"  with the derived tables' triggers deferred: {deferred:6.2f} s ", end="")
     print(f"= {deferred / raw_seconds:.2f}x the raw COPY (parse, staging, INSERT; rolled back)")
+
+
+@contextmanager
+def import_steps():
+    """The steps ``judgements.derived.pairs`` logs while the block runs, in order: a list
+    of (step, seconds)."""
+    steps = []
+    handler = logging.Handler(logging.INFO)
+    handler.emit = lambda record: steps.append((record.step, record.seconds))
+    logger = logging.getLogger(pairs.__name__)
+    level, propagate = logger.level, logger.propagate
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False  # printed once, in the table
+    try:
+        yield steps
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        logger.propagate = propagate
+
+
+def steps_table(steps: list[tuple[str, float]], seconds: float, raw_seconds: float) -> None:
+    """Where the import's time went, each step beside the raw COPY: what is left to the
+    derived tables once the events are in."""
+    rest = seconds - sum(taken for _, taken in steps)
+    print(f"  {'step':<36} {'s':>6} {'x COPY':>7}")
+    for name, taken in [("file read, rows staged and checked", rest), *steps]:
+        print(f"  {name:<36} {taken:6.2f} {taken / raw_seconds:6.2f}x")
+    derived = sum(taken for name, taken in steps if name != "events inserted")
+    print(f"  the derived tables' steps together: {derived:.2f} s = "
+          f"{derived / raw_seconds:.2f}x the raw COPY")  # fmt: skip
 
 
 def deferred_import_seconds(project: Project, path: Path) -> float:

@@ -125,6 +125,31 @@ def test_a_large_import_leaves_every_derived_table_as_the_oracles_compute_it(pro
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("later_event", [False, True], ids=["replaced", "recounted"])
+def test_a_refreshed_import_logs_each_step_with_its_seconds(
+    project, monkeypatch, caplog, later_event
+):
+    """What a large import's time went on, step by step (tests/bench/bench_export.py
+    prints it beside the raw COPY)."""
+    monkeypatch.setattr(pairs, "REFRESH_ROWS", 1)
+    if later_event:
+        hit = ResultList.objects.get(project=project).hits.first()
+        graded_later_by_the_import_rater(project, hit.query, hit.document)
+
+    with caplog.at_level("INFO", logger=pairs.__name__):
+        imported(project, quepid(project, every_hit(project)))
+
+    steps = [record.step for record in caplog.records if hasattr(record, "step")]
+    counting = ["current answers read"] if later_event else []
+    assert steps == [
+        "pairs named", "pool rows locked", "pair grades rows locked", "events inserted",
+        *counting, "pair grades counted", "summaries refreshed", "pool counted",
+    ]  # fmt: skip
+    assert all(record.seconds >= 0 for record in caplog.records if hasattr(record, "step"))
+    assert list(oracles.differences(project)) == []
+
+
+@pytest.mark.django_db
 def test_an_import_of_new_pairs_alone_adds_their_rows(project, monkeypatch):
     monkeypatch.setattr(pairs, "REFRESH_ROWS", 1)
     hits = ResultList.objects.get(project=project).hits.order_by("query_id", "rank")
