@@ -28,7 +28,9 @@ events with the triggers deferred and recounts the pairs it touched once, set-ba
 (``judgements.derived.pairs``), and the steps it logs are printed in a table, each
 beside the raw COPY. After it, the same import inside ``rebuild.deferred()``
 (where it leaves the recount to a load's rebuild), rolled back, shows what parsing,
-staging and the INSERT take.
+staging and the INSERT take. Last, the derived tables' rows that import writes are
+written once more with trivial values, rolled back (``FLOOR_STATEMENTS``): the floor of
+its derived writes before any counting, which no way of counting gets under.
 """
 
 import argparse
@@ -295,6 +297,7 @@ def bench_import(project: Project, path: Path) -> None:
     deferred = deferred_import_seconds(project, path)
     print(f"  with the derived tables' triggers deferred: {deferred:6.2f} s ", end="")
     print(f"= {deferred / raw_seconds:.2f}x the raw COPY (parse, staging, INSERT; rolled back)")
+    derived_floor(project, raw_seconds)
 
 
 @contextmanager
@@ -327,6 +330,60 @@ def steps_table(steps: list[tuple[str, float]], seconds: float, raw_seconds: flo
     derived = sum(taken for name, taken in steps if name != "events inserted")
     print(f"  the derived tables' steps together: {derived:.2f} s = "
           f"{derived / raw_seconds:.2f}x the raw COPY")  # fmt: skip
+
+
+# The rows of the derived tables the import writes, written with trivial values: the
+# pair grades rows its pairs have (an update the page can keep, no index touched), the
+# rows they lack (inserted) and their pool rows (grades and needed change, as an
+# import's grade changes them, so every index of the pool is written).
+FLOOR_STATEMENTS = (
+    ("pair grades rows updated", """
+        UPDATE judgements_pairgrade pair SET graded = pair.graded FROM floor_pairs staged
+        WHERE pair.query_id = staged.query_id AND pair.document_id = staged.document_id"""),
+    ("pair grades rows added", """
+        INSERT INTO judgements_pairgrade
+            (project_id, query_id, document_id, graded, lowest, highest, grades, raters)
+        SELECT %(project)s, query_id, document_id, 1, grade, grade, ARRAY[grade], ARRAY[0]
+        FROM floor_pairs staged
+        WHERE NOT EXISTS (
+            SELECT FROM judgements_pairgrade pair
+            WHERE pair.query_id = staged.query_id AND pair.document_id = staged.document_id)
+        ORDER BY query_id, document_id"""),
+    ("pool rows updated", """
+        UPDATE judgements_queuepair pair SET grades = pair.grades + 1, needed = pair.needed - 1
+        FROM floor_pairs staged
+        WHERE pair.query_id = staged.query_id AND pair.document_id = staged.document_id"""),
+)  # fmt: skip
+
+
+def derived_floor(project: Project, raw_seconds: float) -> None:
+    """Seconds of FLOOR_STATEMENTS over the import's pairs, rolled back: what writing the
+    derived tables' rows costs before any counting, beside the raw COPY."""
+
+    class Undo(Exception):
+        pass
+
+    pairs_sql = f"""
+        CREATE TEMPORARY TABLE floor_pairs ON COMMIT DROP AS
+        SELECT h.query_id, h.document_id, ({QUEPID_RATING})::smallint AS grade
+        {QUEPID_HITS.format(result_list=first_list(project))}"""
+    total = 0.0
+    try:
+        with transaction.atomic(), rebuild.deferred(), connection.cursor() as cursor:
+            cursor.execute(pairs_sql)
+            cursor.execute("ANALYZE floor_pairs")
+            for name, sql in FLOOR_STATEMENTS:
+                started = time.perf_counter()
+                cursor.execute(sql, {"project": project.pk})
+                seconds = time.perf_counter() - started
+                total += seconds
+                print(f"  floor: {name:<26} {cursor.rowcount:>9,} rows {seconds:6.2f} s "
+                      f"= {seconds / raw_seconds:.2f}x the raw COPY")  # fmt: skip
+            raise Undo
+    except Undo:
+        pass
+    print(f"  floor of the derived rows' writes: {total:.2f} s = {total / raw_seconds:.2f}x "
+          "the raw COPY (trivial values, rolled back)")  # fmt: skip
 
 
 def deferred_import_seconds(project: Project, path: Path) -> float:
