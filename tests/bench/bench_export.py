@@ -30,7 +30,8 @@ beside the raw COPY. After it, the same import inside ``rebuild.deferred()``
 (where it leaves the recount to a load's rebuild), rolled back, shows what parsing,
 staging and the INSERT take. Last, the derived tables' rows that import writes are
 written once more with trivial values, rolled back (``FLOOR_STATEMENTS``): the floor of
-its derived writes before any counting, which no way of counting gets under.
+its derived writes before any counting: no way of counting that keeps these tables
+and their indexes gets under it.
 """
 
 import argparse
