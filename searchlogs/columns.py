@@ -20,7 +20,8 @@ from itertools import chain, islice, repeat
 import numpy as np
 import orjson
 
-from judgements.importers.reading import MAX_JSON_DEPTH, Lines
+from judgements.importers.json_reading import MAX_JSON_DEPTH
+from judgements.importers.reading import Lines
 from judgements.importers.rows import LineError
 from searchlogs.parsing import (
     CLOCK_SKEW,

@@ -20,13 +20,9 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
-from judgements.importers.reading import (
-    Lines,
-    json_object,
-    nonblank_lines,
-    parse_time,
-    text_field,
-)
+from judgements.importers.fields import parse_time, text_field
+from judgements.importers.json_reading import json_object
+from judgements.importers.reading import Lines, nonblank_lines
 from judgements.importers.rows import LineError
 from searchlogs.models import SearchEvent
 

@@ -8,21 +8,16 @@ from collections.abc import Iterable, Iterator
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 
-from judgements.importers.reading import (
-    Duplicates,
-    JsonValue,
-    LineDict,
-    Lines,
+from judgements.importers.csv_reading import csv_records
+from judgements.importers.fields import (
     ascii_number,
-    csv_records,
-    json_lines,
-    json_values,
     key_field,
-    nonblank_lines,
     parse_time,
     single_line_text,
     text_field,
 )
+from judgements.importers.json_reading import JsonValue, LineDict, json_lines, json_values
+from judgements.importers.reading import Duplicates, Lines, nonblank_lines
 from judgements.importers.rows import (
     DocumentRow,
     HitRow,

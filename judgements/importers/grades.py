@@ -10,23 +10,10 @@ from itertools import compress
 import numpy as np
 
 from judgements.importers.catalogue import _Unknown, query_by_qid, query_by_text
-from judgements.importers.reading import (
-    CsvBlock,
-    Duplicates,
-    LineBlock,
-    LineDict,
-    Lines,
-    csv_records,
-    grade_of,
-    json_lines,
-    json_values,
-    key_field,
-    nonblank_lines,
-    past_time,
-    scale_text,
-    text_field,
-    unzipped,
-)
+from judgements.importers.csv_reading import CsvBlock, csv_records
+from judgements.importers.fields import grade_of, key_field, past_time, scale_text, text_field
+from judgements.importers.json_reading import LineDict, json_lines, json_values
+from judgements.importers.reading import Duplicates, LineBlock, Lines, nonblank_lines, unzipped
 from judgements.importers.rows import (
     JudgementBlock,
     JudgementRow,

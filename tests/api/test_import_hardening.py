@@ -11,7 +11,7 @@ import pytest
 
 from judgements import importers
 from judgements.importers import Vocabulary
-from judgements.importers.reading import MAX_JSON_BYTES
+from judgements.importers.json_reading import MAX_JSON_BYTES
 from judgements.models import Document, Judgement, Query
 from tests.api.conftest import row_counts, upload
 from tests.factories import QueryFactory, UserFactory
@@ -298,13 +298,13 @@ def test_a_quepid_csv_is_parsed_a_block_of_lines_at_a_time():
     ],
 )
 def test_a_lone_escaped_surrogate_is_found_and_a_pair_is_not(text, lone):
-    from judgements.importers.reading import lone_surrogate
+    from judgements.importers.json_reading import lone_surrogate
 
     assert lone_surrogate(text) is lone
 
 
 def test_a_pair_split_between_two_pieces_is_still_a_pair():
-    from judgements.importers.reading import lone_surrogate
+    from judgements.importers.json_reading import lone_surrogate
 
     assert lone_surrogate(rb'["a \ud83d', False) is None
     assert lone_surrogate(rb'\ude00"]', True) is False

@@ -6,7 +6,8 @@ import pytest
 
 from judgements import importers
 from judgements.importers import JudgementRow, LineError, Vocabulary
-from judgements.importers.reading import MAX_LINE_BYTES, Lines, json_values
+from judgements.importers.json_reading import json_values
+from judgements.importers.reading import MAX_LINE_BYTES, Lines
 
 VOCABULARY = Vocabulary(
     grades=frozenset({0, 1, 2, 3}),

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judgements.importers.reading import SURROGATE
+from judgements.importers.json_reading import SURROGATE
 from judgements.importers.rows import LineError
 from searchlogs import columns
 from searchlogs.columns import EPOCH, search_log_columns

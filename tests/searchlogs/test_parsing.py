@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judgements.importers.reading import SURROGATE
+from judgements.importers.json_reading import SURROGATE
 from judgements.importers.rows import LineError
 from searchlogs.parsing import CLOCK_SKEW, _plain_event, event_row, search_log_jsonl
 from tests.searchlogs.conftest import click, dwell, impression, jsonl
