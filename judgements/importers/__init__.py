@@ -22,16 +22,9 @@ from judgements.importers.catalogue import (
     run_json,
     run_trec,
 )
-from judgements.importers.grades import (
-    events_csv,
-    events_jsonl,
-    ltr,
-    opensearch_json,
-    qrels,
-    quepid_book,
-    quepid_csv,
-    rre_json,
-)
+from judgements.importers.event_files import events_csv, events_jsonl
+from judgements.importers.grades import ltr, qrels, quepid_csv
+from judgements.importers.grades_json import opensearch_json, quepid_book, rre_json
 from judgements.importers.rows import (
     DocumentRow,
     ErrorLog,
