@@ -5,7 +5,7 @@ import numpy as np
 from django.utils import timezone
 
 from judgements.models import ResultList
-from metrics import selectors, sources
+from metrics import packed_reads, selectors, sources
 from metrics.core import ndcg_batch, query_mean
 from metrics.core.stats import ConfidenceInterval, bootstrap_mean_ci, bootstrap_mean_cis
 from metrics.models import MetricPoint
@@ -62,7 +62,7 @@ def _list_grades(result_list, spec, *, fresh: Freshness, pairs, query_ids):
     """
     if pairs is None:
         if fresh.derived:
-            packed = selectors.stored_result_list_grades(
+            packed = packed_reads.stored_result_list_grades(
                 result_list.pk,
                 result_list.project_id,
                 as_of=fresh.moment,
@@ -75,7 +75,7 @@ def _list_grades(result_list, spec, *, fresh: Freshness, pairs, query_ids):
         pairs = selectors.pair_grades(
             result_list.project_id, fresh=fresh, policy=spec.consensus, query_ids=query_ids
         )
-    grades = selectors.result_list_grades(
+    grades = packed_reads.result_list_grades(
         result_list.pk, pairs, depth=read_depth(spec), query_ids=query_ids
     )
     return grades, pairs

@@ -15,7 +15,7 @@ import numpy as np
 from django.db import connection
 from django.utils import timezone
 
-from metrics import pgcopy, selectors, sources
+from metrics import packed_reads, pgcopy, selectors, sources
 from metrics.core import replay
 from metrics.core.consensus import consensus
 from metrics.models import POINT_FIELDS
@@ -117,7 +117,7 @@ class ProjectReplay:
         self.grades = grades
         self.started_at = timezone.now()
         self._log: replay.SortedLog | None = None
-        self._hits: dict[tuple[int, int | None], selectors.RankedDocuments] = {}
+        self._hits: dict[tuple[int, int | None], packed_reads.RankedDocuments] = {}
 
     @property
     def log(self) -> replay.SortedLog:
@@ -136,13 +136,13 @@ class ProjectReplay:
 
     def result_list_grades(
         self, result_list_id: int, pairs: selectors.PairGrades, *, depth: int | None
-    ) -> selectors.ResultListGrades:
-        """``selectors.result_list_grades(result_list_id, pairs, depth=depth)``, with the
+    ) -> packed_reads.ResultListGrades:
+        """``packed_reads.result_list_grades(result_list_id, pairs, depth=depth)``, with the
         hits read on the first call only."""
         key = (result_list_id, depth)
         if key not in self._hits:
-            self._hits[key] = selectors.ranked_documents(result_list_id, depth=depth)
-        return selectors.graded(self._hits[key], pairs)
+            self._hits[key] = packed_reads.ranked_documents(result_list_id, depth=depth)
+        return packed_reads.graded(self._hits[key], pairs)
 
 
 # The per-query points of one result list go through this table: COPY fills it,

@@ -189,3 +189,8 @@ def _fixed(values: np.ndarray, rows: int, width: int) -> tuple[np.ndarray, np.nd
     block[:, :4] = np.frombuffer(np.array(width, ">i4").tobytes(), np.uint8)
     block[:, 4:] = values.view(np.uint8).reshape(rows, width)
     return np.full(rows, 4 + width, np.int64), block.ravel()
+
+
+def unpacked(column: bytes | None, kind: str) -> np.ndarray:
+    """A packed column as a native numpy array (empty for SQL NULL: no rows)."""
+    return np.frombuffer(column or b"", dtype=kind).astype(kind[1:])

@@ -30,12 +30,12 @@ from metrics import buckets, log_replay, sources
 from metrics.evaluate import point_columns, result_list_evaluate
 from metrics.models import MetricPoint
 from metrics.overall import overall_store
+from metrics.packed_reads import block_span
 from metrics.refresh import refresh_moment, result_list_lock
 from metrics.registry import project_spec
-from metrics.selectors import block_span
 
 # Queries read and written at a time within a chunk: the packed read of so many
-# consecutive queries reads the blocks that hold them (metrics.selectors.block_span):
+# consecutive queries reads the blocks that hold them (metrics.packed_reads.block_span):
 # 0.08 s for a 12,500-query chunk of scale-100k, where reading the queries' own rows,
 # 2,000 at a time, took 0.46 s of the chunk's 0.75 s. Parts bound the arrays (100 hits
 # a query: 13 MB of grades). Values do not depend on the part a query is computed in
@@ -121,7 +121,7 @@ def result_list_chunk_recompute(
 def _blocks_ready(result_list: ResultList, spec, query_ids: list[int]) -> None:
     """Fill the chunk's stale queries and write the stale blocks that hold them, each in
     a transaction of its own, before the chunk reads them: the reads of some queries
-    never write blocks (``metrics.selectors.stored_result_list_grades``), and a chunk
+    never write blocks (``metrics.packed_reads.stored_result_list_grades``), and a chunk
     whose blocks are current reads them instead of each query's row. Chunks side by
     side write their own blocks; a block another holds is left stale, and the chunk
     then reads its queries' rows."""

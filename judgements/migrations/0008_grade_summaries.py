@@ -5,7 +5,7 @@ from django.db import migrations, models
 # list, query and consensus policy, one row with each hit's grade in rank order and the
 # query's judged grades highest first, as levels (each grade and its document count). A list's evaluation is then one index range
 # read of a row per query instead of every judged pair and every hit
-# (metrics.selectors.stored_result_list_grades); the documents in rank order serve
+# (metrics.packed_reads.stored_result_list_grades); the documents in rank order serve
 # evaluations from the log.
 #
 # Triggers on judgements_pairgrade (kept by the judgement triggers of 0005) and on

@@ -19,7 +19,7 @@ import numpy as np
 from django.db import connection
 
 from judgements.models import Project, ResultList
-from metrics import evaluate, selectors
+from metrics import evaluate, pgcopy, selectors
 from metrics.core import query_mean
 from metrics.core.segments import sorted_lookup
 from metrics.registry import MetricSpec
@@ -199,8 +199,7 @@ def _stored_evaluations(spec, result_lists, fresh: Freshness) -> dict[int, Evalu
 
 def _unpacked(result_list, columns, as_of) -> Evaluation:
     query_ids, ndcg, dcg, idcg, judged, retrieved, judgements, zero_idcg = (
-        selectors.unpacked(column, kind)
-        for column, kind in zip(columns, STORED_TYPES, strict=True)
+        pgcopy.unpacked(column, kind) for column, kind in zip(columns, STORED_TYPES, strict=True)
     )
     return Evaluation(
         result_list=result_list,

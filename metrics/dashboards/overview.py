@@ -426,7 +426,7 @@ def pool_progress(
     if pairs is None:
         pairs = selectors.pair_grades(project.pk, fresh=fresh, policy="mean")
     [column] = pgcopy.copy_row(POOL_PAIRS_SQL, {"project": project.pk})
-    keys = selectors.unpacked(column, ">i8")
+    keys = pgcopy.unpacked(column, ">i8")
     # A pair without a grade is not among ``pairs``: NaN, counted 0.
     grades = np.nan_to_num(sorted_lookup(pairs.keys, pairs.raters.astype(np.float64), keys))
     collected = int(np.minimum(grades, wanted).sum())

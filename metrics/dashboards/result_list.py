@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from judgements.models import Project, ResultList
-from metrics import evaluate, selectors
+from metrics import evaluate, packed_reads
 from metrics.core import (
     average_precision_batch,
     expected_reciprocal_rank_batch,
@@ -72,7 +72,7 @@ def result_list_metrics(
 
 
 def binary_and_cascade_measures(
-    grades: selectors.ResultListGrades, spec: MetricSpec, *, max_grade: int
+    grades: packed_reads.ResultListGrades, spec: MetricSpec, *, max_grade: int
 ) -> dict[str, np.ndarray]:
     """P@k, AP@k, RR@k and ERR@k of every query of ``grades``, with trec_eval's
     definitions (AP@k is its map_cut.k; without k, all four look at whole lists).

@@ -14,7 +14,7 @@ import numpy as np
 from django.db import connection
 
 from judgements.models import Project, ResultList
-from metrics import evaluate, selectors
+from metrics import evaluate, packed_reads
 from metrics.core.segments import positions, segment_maxima
 from metrics.registry import MetricSpec
 from metrics.sources import Source, grades_freshness, one_snapshot
@@ -104,7 +104,7 @@ def _pooled(result_list, grades, deep: np.ndarray, k: int | None) -> int | None:
     hits are not those ``grades`` were read from)."""
     if not deep.any():
         return 0
-    hits = selectors.ranked_documents(result_list.pk, depth=k)
+    hits = packed_reads.ranked_documents(result_list.pk, depth=k)
     same = np.array_equal(hits.query_ids, grades.query_ids)
     if not (same and np.array_equal(hits.offsets, grades.offsets)):
         return None

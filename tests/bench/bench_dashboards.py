@@ -65,6 +65,7 @@ from metrics import (  # noqa: E402
     dashboards,
     evaluate,
     log_replay,
+    packed_reads,
     pgcopy,
     refresh,
     selectors,
@@ -197,7 +198,7 @@ def _bench_recompute(project) -> None:
         return evaluate.result_list_evaluate(result_list, spec, as_of=as_of)
 
     def packed_read():
-        return selectors.stored_result_list_grades(
+        return packed_reads.stored_result_list_grades(
             result_list.pk, project.pk, as_of=as_of, policy=spec.consensus, depth=depth
         )
 
@@ -208,7 +209,7 @@ def _bench_recompute(project) -> None:
         "queries": None,
         "depth": depth,
         "policy": spec.consensus,
-        "chunk": selectors.CHUNK_QUERIES,
+        "chunk": packed_reads.CHUNK_QUERIES,
         "first_block": None,
         "last_block": None,
     }
@@ -220,7 +221,9 @@ def _bench_recompute(project) -> None:
     for _ in range(rounds):
         spent["end to end"] += timed(end_to_end)[1]
         spent["packed read"] += timed(packed_read)[1]
-        spent["copy"] += timed(lambda: pgcopy.copy_fields(selectors.STORED_BLOCKS_SQL, params))[1]
+        spent["copy"] += timed(lambda: pgcopy.copy_fields(packed_reads.STORED_BLOCKS_SQL, params))[
+            1
+        ]
         core, core_s = timed(lambda: _core(grades, spec))
         spent["core"] += core_s
     best, core_best = min(spent["end to end"]), min(spent["core"])
@@ -253,7 +256,7 @@ def _bench_recompute_from_log(project, result_list, spec, as_of, depth, core_bes
     _, write_s = timed(lambda: log_blocks.spans(project.pk))
     pairs, pairs_s = timed(lambda: grades_at(policy=spec.consensus), repeat=3)
     grades, hits_s = timed(
-        lambda: selectors.result_list_grades(result_list.pk, pairs, depth=depth)
+        lambda: packed_reads.result_list_grades(result_list.pk, pairs, depth=depth)
     )
     _, core_s = timed(lambda: _core(grades, spec), repeat=5)
     total = min(pairs_s) + hits_s[0] + min(core_s)

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from judgements.models import Judgement, Project, QueryGrades, RankedGrades
 from judgements.packed import packed_current, packed_fill
-from metrics import selectors
+from metrics import packed_reads, selectors
 from metrics.core.consensus import policy_names
 
 QUERIES = 2_000
@@ -46,10 +46,10 @@ def test_thousands_of_queries_fill_to_what_the_log_gives(loaded):
         assert packed_current(project.pk, as_of=now, policy=policy)
         pairs = selectors.logged_pair_grades(project.pk, as_of=now, policy=policy)
         for result_list in lists:
-            packed = selectors.stored_result_list_grades(
+            packed = packed_reads.stored_result_list_grades(
                 result_list.pk, project.pk, as_of=now, policy=policy, depth=None
             )
-            logged = selectors.result_list_grades(result_list.pk, pairs, depth=None)
+            logged = packed_reads.result_list_grades(result_list.pk, pairs, depth=None)
             assert packed is not None
             np.testing.assert_array_equal(packed.query_ids, logged.query_ids)
             np.testing.assert_array_equal(packed.offsets, logged.offsets)
@@ -64,12 +64,12 @@ def test_thousands_of_queries_fill_to_what_the_log_gives(loaded):
 
     # Most of the list's queries, read as the blocks that hold them (a recompute's chunk).
     some = sorted(project.queries.values_list("pk", flat=True))[300:1700]
-    assert selectors.block_span(some) is not None
+    assert packed_reads.block_span(some) is not None
     pairs = selectors.logged_pair_grades(project.pk, as_of=now, policy="mean")
-    packed = selectors.stored_result_list_grades(
+    packed = packed_reads.stored_result_list_grades(
         lists[0].pk, project.pk, as_of=now, policy="mean", depth=None, query_ids=some
     )
-    logged = selectors.result_list_grades(lists[0].pk, pairs, depth=None, query_ids=some)
+    logged = packed_reads.result_list_grades(lists[0].pk, pairs, depth=None, query_ids=some)
     assert packed.query_ids.tolist() == some
     np.testing.assert_array_equal(packed.ranked_grades, logged.ranked_grades)
     np.testing.assert_array_equal(packed.judged_offsets, logged.judged_offsets)

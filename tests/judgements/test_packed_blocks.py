@@ -17,7 +17,7 @@ from judgements import block_layout as layout
 from judgements import packed
 from judgements.derived import oracles
 from judgements.models import QueryGrades, RankedBlock
-from metrics import selectors
+from metrics import packed_reads, selectors
 from metrics.core.consensus import POLICIES
 from metrics.evaluate import result_list_evaluate
 from metrics.registry import MetricSpec
@@ -96,10 +96,10 @@ def read_every_list(project, policies=POLICIES, depths=(None, 1, 2, 3, 9)):
         pairs = selectors.logged_pair_grades(project.pk, as_of=now, policy=policy)
         for result_list in project.result_lists.all():
             for depth in depths:
-                whole = selectors.stored_result_list_grades(
+                whole = packed_reads.stored_result_list_grades(
                     result_list.pk, project.pk, as_of=now, policy=policy, depth=depth
                 )
-                logged = selectors.result_list_grades(result_list.pk, pairs, depth=depth)
+                logged = packed_reads.result_list_grades(result_list.pk, pairs, depth=depth)
                 assert_same_list(whole, logged)
 
 
@@ -230,16 +230,16 @@ def test_a_read_of_many_queries_takes_no_blocks_lock_and_a_chunk_writes_its_bloc
     result_list = project.result_lists.get()
     query_ids = sorted(project.queries.values_list("pk", flat=True))
     some = query_ids[:5]
-    span = selectors.block_span(some)
+    span = packed_reads.block_span(some)
     stale = RankedBlock.objects.filter(result_list=result_list, policy="mean", stale=True)
     blocks = set(stale.values_list("block", flat=True))
     assert set(range(span[0], span[1] + 1)) <= blocks and max(blocks) > span[1]
     now = timezone.now()
     pairs = selectors.logged_pair_grades(project.pk, as_of=now, policy="mean")
-    logged = selectors.result_list_grades(result_list.pk, pairs, depth=None, query_ids=some)
+    logged = packed_reads.result_list_grades(result_list.pk, pairs, depth=None, query_ids=some)
 
     def read():
-        return selectors.stored_result_list_grades(
+        return packed_reads.stored_result_list_grades(
             result_list.pk, project.pk, as_of=now, policy="mean", depth=None, query_ids=some
         )
 
@@ -290,12 +290,12 @@ def test_while_another_transaction_holds_a_block_the_reader_waits_for_nothing(pr
     try:
         assert held.wait(timeout=30)
         now = timezone.now()
-        per_query = selectors.stored_result_list_grades(
+        per_query = packed_reads.stored_result_list_grades(
             result_list.pk, project.pk, as_of=now, policy="mean", depth=3
         )
         assert RankedBlock.objects.get(block=block, policy="mean").stale
         QueryGrades.objects.filter(query=query).update(stale=True)
-        unfilled = selectors.stored_result_list_grades(
+        unfilled = packed_reads.stored_result_list_grades(
             result_list.pk, project.pk, as_of=now, policy="mean", depth=3
         )
         _, result = result_list_evaluate(result_list, spec, as_of=now)
@@ -304,7 +304,7 @@ def test_while_another_transaction_holds_a_block_the_reader_waits_for_nothing(pr
         holder.join(timeout=30)
 
     pairs = selectors.logged_pair_grades(project.pk, as_of=now, policy="mean")
-    assert_same_list(per_query, selectors.result_list_grades(result_list.pk, pairs, depth=3))
+    assert_same_list(per_query, packed_reads.result_list_grades(result_list.pk, pairs, depth=3))
     assert unfilled is None and QueryGrades.objects.get(query=query).stale
     _, logged = result_list_evaluate(result_list, spec, as_of=now, pairs=pairs)
     assert result.ndcg.tobytes() == logged.ndcg.tobytes() and len(result.ndcg) > 0
@@ -348,11 +348,11 @@ def test_a_reader_behind_a_fill_of_a_block_does_not_write_the_block(project):
         assert not packed.blocks_refresh(result_list.pk, "mean")
         assert RankedBlock.objects.get(block=block, policy="mean").stale
         now = timezone.now()
-        read = selectors.stored_result_list_grades(
+        read = packed_reads.stored_result_list_grades(
             result_list.pk, project.pk, as_of=now, policy="mean", depth=None
         )
         pairs = selectors.logged_pair_grades(project.pk, as_of=now, policy="mean")
-        assert_same_list(read, selectors.result_list_grades(result_list.pk, pairs, depth=None))
+        assert_same_list(read, packed_reads.result_list_grades(result_list.pk, pairs, depth=None))
 
     read_every_list(project, policies=["mean"])
     assert not RankedBlock.objects.filter(policy="mean", stale=True).exists()

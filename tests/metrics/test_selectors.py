@@ -6,7 +6,7 @@ from django.utils import timezone
 
 from judgements import packed
 from judgements.models import Judgement
-from metrics import pgcopy, selectors
+from metrics import packed_reads, pgcopy, selectors
 from metrics.core.consensus import POLICIES
 from metrics.sources import Source, grades_freshness
 from tests.factories import (
@@ -180,10 +180,10 @@ def test_packed_grades_equal_the_logs_for_every_depth(project, seed, policy):
     for result_list in project.result_lists.all():
         for depth in (None, 1, 3):
             arguments = {"policy": policy, "depth": depth}
-            packed = selectors.stored_result_list_grades(
+            packed = packed_reads.stored_result_list_grades(
                 result_list.pk, project.pk, as_of=timezone.now(), **arguments
             )
-            logged = selectors.result_list_grades(result_list.pk, pairs, depth=depth)
+            logged = packed_reads.result_list_grades(result_list.pk, pairs, depth=depth)
             assert len(logged.query_ids) > 0
             assert_same_list(packed, logged)
 
@@ -196,12 +196,12 @@ def test_packed_grades_of_some_queries(project):
     now = timezone.now()
     pairs = selectors.logged_pair_grades(project.pk, as_of=now, policy="mean")
 
-    packed = selectors.stored_result_list_grades(
+    packed = packed_reads.stored_result_list_grades(
         result_list.pk, project.pk, as_of=now, policy="mean", depth=2, query_ids=query_ids
     )
 
     assert packed.query_ids.tolist() == query_ids
-    logged = selectors.result_list_grades(result_list.pk, pairs, depth=2, query_ids=query_ids)
+    logged = packed_reads.result_list_grades(result_list.pk, pairs, depth=2, query_ids=query_ids)
     assert_same_list(packed, logged)
 
 
@@ -216,8 +216,8 @@ def test_the_top_k_is_the_first_k_hits_whatever_their_rank_numbers(project, rate
     now = timezone.now()
     pairs = selectors.logged_pair_grades(project.pk, as_of=now, policy="mean")
 
-    logged = selectors.result_list_grades(result_list.pk, pairs, depth=2)
-    packed = selectors.stored_result_list_grades(
+    logged = packed_reads.result_list_grades(result_list.pk, pairs, depth=2)
+    packed = packed_reads.stored_result_list_grades(
         result_list.pk, project.pk, as_of=timezone.now(), policy="mean", depth=2
     )
 
@@ -254,7 +254,7 @@ def test_packed_grades_read_in_chunks_equal_the_logs(project, monkeypatch, chunk
     random_events(project, seed=11)
     random_events(project, seed=12)
     random_hits(project, seed=11, lists=1)
-    monkeypatch.setattr(selectors, "CHUNK_QUERIES", chunk)
+    monkeypatch.setattr(packed_reads, "CHUNK_QUERIES", chunk)
     result_list = project.result_lists.get()
     query_ids = sorted(project.queries.values_list("pk", flat=True))
     now = timezone.now()
@@ -263,16 +263,16 @@ def test_packed_grades_read_in_chunks_equal_the_logs(project, monkeypatch, chunk
     for some in (None, query_ids[::2]):  # Every other query: ranges with no query.
         for depth in (None, 2):
             arguments = {"policy": "mean", "depth": depth, "query_ids": some}
-            packed = selectors.stored_result_list_grades(
+            packed = packed_reads.stored_result_list_grades(
                 result_list.pk, project.pk, as_of=timezone.now(), **arguments
             )
-            logged = selectors.result_list_grades(
+            logged = packed_reads.result_list_grades(
                 result_list.pk, pairs, depth=depth, query_ids=some
             )
             assert_same_list(packed, logged)
     params = {"result_list": result_list.pk, "project": project.pk, "as_of": now}
     params |= {"queries": None, "depth": None, "policy": "mean", "chunk": chunk}
-    rows = pgcopy.copy_fields(selectors.STORED_RANKED_SQL, params)
+    rows = pgcopy.copy_fields(packed_reads.STORED_RANKED_SQL, params)
     # One row per range of ids, the first starting at the list's first query.
     assert len(rows) == (query_ids[-1] - query_ids[0]) // chunk + 1 >= 3
 
@@ -294,25 +294,27 @@ def test_many_queries_read_through_their_blocks_equal_the_logs(project, monkeypa
     # queries not asked for.
     some = query_ids[1:-1]
     some.remove(some[len(some) // 2])
-    assert selectors.block_span(some) is not None
+    assert packed_reads.block_span(some) is not None
     # Every query filled first (a fill of some queries writes their blocks with them alone).
     arguments = {"policy": "mean", "depth": None}
-    selectors.stored_result_list_grades(result_list.pk, project.pk, as_of=now, **arguments)
+    packed_reads.stored_result_list_grades(result_list.pk, project.pk, as_of=now, **arguments)
 
     for depth in (None, 2):
         arguments = {"policy": "mean", "depth": depth, "query_ids": some}
-        read = selectors.stored_result_list_grades(
+        read = packed_reads.stored_result_list_grades(
             result_list.pk, project.pk, as_of=timezone.now(), **arguments
         )
-        logged = selectors.result_list_grades(result_list.pk, pairs, depth=depth, query_ids=some)
+        logged = packed_reads.result_list_grades(
+            result_list.pk, pairs, depth=depth, query_ids=some
+        )
         assert read.query_ids.tolist() == some
         assert_same_list(read, logged)
 
 
 def test_a_few_queries_far_apart_are_read_one_by_one():
-    assert selectors.block_span(list(range(0, 128 * 1000, 100))) is None
-    assert selectors.block_span(list(range(10))) is None
-    assert selectors.block_span(list(range(1000, 1300))) == (7, 10)
+    assert packed_reads.block_span(list(range(0, 128 * 1000, 100))) is None
+    assert packed_reads.block_span(list(range(10))) is None
+    assert packed_reads.block_span(list(range(1000, 1300))) == (7, 10)
 
 
 def test_chunks_are_joined_in_the_order_of_their_first_query_whatever_order_they_come_in():
