@@ -9,8 +9,8 @@ from django.utils import timezone
 
 from judgements.exporters import AS_CSV, ISO_TIME, Export, piped_copy, sql_of
 from judgements.models import Project
+from metrics.history import replayed_series
 from metrics.models import MetricPoint
-from metrics.refresh import replayed_series
 from metrics.registry import stored_specs
 from metrics.sources import HUMAN, Grades
 
@@ -35,7 +35,7 @@ SERIES_COLUMNS = (
 def series_export(*, project: Project, grades: Grades = HUMAN) -> Export:
     """Every stored overall point of the project's result lists, oldest first per list;
     for other ``grades`` than the human raters', the series of the metrics the project
-    keeps replayed from the log at each day's end (``metrics.refresh.replayed_series``).
+    keeps replayed from the log at each day's end (``metrics.history.replayed_series``).
 
     ``metric`` names every parameter of the value (``MetricSpec.name``); ``as_of`` is
     the moment of the judgement log it reflects, in UTC; ``grades`` whose grades made

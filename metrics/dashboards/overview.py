@@ -24,8 +24,8 @@ from metrics.core.stats import ConfidenceInterval, bootstrap_mean_cis
 from metrics.dashboards.evaluations import Evaluation, epoch_ms, list_evaluations
 from metrics.dashboards.labels import parameter_line
 from metrics.evaluate import INTERVAL_CONFIDENCE, INTERVAL_RESAMPLES, INTERVAL_SEED
+from metrics.history import replayed_series
 from metrics.models import MetricPoint
-from metrics.refresh import replayed_series
 from metrics.registry import MetricSpec, project_spec
 from metrics.revisions import revisions_per_week
 from metrics.sources import HUMAN, Freshness, Grades, Source, freshness, one_snapshot
@@ -222,7 +222,7 @@ def project_overview(
 ) -> Overview:
     """Every result list's mean with its interval, the pool's progress and the charts' data,
     on the consensus of ``grades`` (the stored series holds the human raters'; other
-    grades' series are replayed from the log, ``metrics.refresh.replayed_series``)."""
+    grades' series are replayed from the log, ``metrics.history.replayed_series``)."""
     fresh = freshness(project, spec, as_of=as_of, grades=grades)
     result_lists = list(project.result_lists.order_by("captured_at", "name"))
     # A past moment's grades are replayed from the log once, for the lists and the pool.

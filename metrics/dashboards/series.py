@@ -7,8 +7,8 @@ import math
 from django.utils import timezone
 
 from judgements.models import Query, ResultList
+from metrics.history import replayed_series
 from metrics.models import MetricPoint
-from metrics.refresh import replayed_series
 from metrics.registry import MetricSpec
 from metrics.sources import HUMAN, Grades
 

@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from metrics import refresh
+from metrics import history
 from metrics.core import ideal_grades, ndcg
 from metrics.models import MetricPoint
 from metrics.registry import project_spec
@@ -19,7 +19,7 @@ from tests.api.conftest import NOV
 @pytest.fixture
 def rebuilt(shop):
     """The daily series from 2 to 5 November: before and after the revision of the 4th."""
-    refresh.metrics_rebuild(
+    history.metrics_rebuild(
         project=shop, since=NOV + dt.timedelta(days=1), until=NOV + dt.timedelta(days=4)
     )
     return shop

@@ -64,6 +64,7 @@ from metrics import (  # noqa: E402
     buckets,
     dashboards,
     evaluate,
+    history,
     log_replay,
     packed_reads,
     pgcopy,
@@ -294,7 +295,7 @@ def _bench_rebuild(project, days: int) -> None:
         f"\n== rebuild_metrics over {days} daily buckets ({since:%Y-%m-%d} to {until:%Y-%m-%d}) =="
     )
     _, seconds = timed(
-        lambda: refresh.metrics_rebuild(project=project, since=since, until=until, every="day")
+        lambda: history.metrics_rebuild(project=project, since=since, until=until, every="day")
     )
     lists = project.result_lists.count()
     print(f"  {seconds[0]:.1f} s, {seconds[0] / days:.2f} s per bucket ({lists} result lists)")

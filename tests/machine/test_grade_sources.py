@@ -17,8 +17,8 @@ from judgements.models import Hit, Judgement, MachineGate, PairGrade, QueuePair
 from judgements.services import judgement_record
 from metrics.dashboards.overview import project_overview
 from metrics.dashboards.result_list import result_list_metrics
+from metrics.history import metrics_rebuild, replayed_series
 from metrics.models import MetricPoint
-from metrics.refresh import metrics_rebuild, replayed_series
 from metrics.registry import project_spec
 from metrics.sources import HUMAN, freshness
 from tests.factories import HitFactory, ResultListFactory

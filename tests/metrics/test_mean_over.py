@@ -13,7 +13,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from metrics import evaluate, refresh
+from metrics import evaluate, history, refresh
 from metrics.core import ndcg
 from metrics.models import MetricPoint
 from metrics.registry import MetricSpec
@@ -181,7 +181,7 @@ def test_the_rebuild_stores_the_same_means_as_a_refresh(camping):
         project.metric_mean_over = mean_over
         project.save()
         spec = MetricSpec(mean_over=mean_over)
-        refresh.metrics_rebuild(project=project, since=AS_OF, until=AS_OF, every="day")
+        history.metrics_rebuild(project=project, since=AS_OF, until=AS_OF, every="day")
         stored = MetricPoint.objects.get(
             result_list=first, query=None, metric=spec.name, as_of=AS_OF
         )

@@ -26,7 +26,7 @@ from judgements.bulk import result_list_delete_fast
 from judgements.derived import rebuild as derived_rebuild
 from judgements.models import Document, Hit, Project, Query
 from judgements.services import judgement_record
-from metrics import evaluate, recompute, refresh, tasks
+from metrics import evaluate, history, recompute, refresh, tasks
 from metrics.models import LatestMetricPoint, MetricPoint, OverallSum, UnreturnedQuery
 from metrics.registry import project_spec
 from tests.factories import HitFactory, QueryFactory, ResultListFactory, UserFactory
@@ -214,7 +214,7 @@ def test_other_writes_of_the_latest_points_throw_the_sums_away(queued, mean_over
         assert_overall_as_computed_in_full(project, interval=True)
 
     # A rebuild of the stored series.
-    refresh.metrics_rebuild(project=project, since=timezone.now() - dt.timedelta(days=1))
+    history.metrics_rebuild(project=project, since=timezone.now() - dt.timedelta(days=1))
     assert sums_of(project) == set()
     check_after_grading(1)
     assert sums_of(project) == lists

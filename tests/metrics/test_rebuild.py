@@ -10,7 +10,7 @@ import time_machine
 from django.db import transaction
 
 from judgements.models import Document, Hit, Judgement, Project, Query
-from metrics import buckets, evaluate, refresh, selectors
+from metrics import buckets, evaluate, history, refresh, selectors
 from metrics.models import LatestMetricPoint, MetricPoint
 from metrics.registry import project_spec
 from tests.factories import ProjectFactory, ResultListFactory, UserFactory
@@ -121,7 +121,7 @@ def rows_after(write) -> tuple[list, list]:
 def test_rebuild_writes_the_rows_of_the_per_bucket_replay(metric_settings):
     project = random_project(seed=len(str(metric_settings)), **metric_settings)
     expected = rows_after(lambda: reference_rebuild(project, ENDS))
-    refresh.metrics_rebuild(project=project, since=ENDS[0], until=ENDS[-1])
+    history.metrics_rebuild(project=project, since=ENDS[0], until=ENDS[-1])
     assert stored_rows() == expected
     # Judgements, lists captured later, overall points and a future list: all there.
     assert len(expected[0]) > 3 * DAYS
@@ -133,25 +133,25 @@ def test_rebuild_over_a_stored_series_writes_the_rows_of_the_per_bucket_replay(s
     project = random_project(seed=seed)
     reference_rebuild(project, ENDS[:2] + ENDS[-1:])
     expected = rows_after(lambda: reference_rebuild(project, ENDS))
-    refresh.metrics_rebuild(project=project, since=ENDS[0], until=ENDS[-1])
+    history.metrics_rebuild(project=project, since=ENDS[0], until=ENDS[-1])
     assert stored_rows() == expected
 
 
 @pytest.mark.django_db
 def test_rebuilding_twice_changes_no_row_not_even_its_id():
     project = random_project(seed=4)
-    refresh.metrics_rebuild(project=project, since=ENDS[0], until=ENDS[-1])
+    history.metrics_rebuild(project=project, since=ENDS[0], until=ENDS[-1])
     first = stored_rows(ids=True)
-    refresh.metrics_rebuild(project=project, since=ENDS[0], until=ENDS[-1])
+    history.metrics_rebuild(project=project, since=ENDS[0], until=ENDS[-1])
     assert stored_rows(ids=True) == first
 
 
 @pytest.mark.django_db
 def test_rebuilding_the_past_leaves_the_newer_latest_points_alone():
     project = random_project(seed=5)
-    refresh.metrics_rebuild(project=project, since=ENDS[0], until=ENDS[-1])
+    history.metrics_rebuild(project=project, since=ENDS[0], until=ENDS[-1])
     expected = rows_after(lambda: reference_rebuild(project, ENDS[1:3]))
-    refresh.metrics_rebuild(project=project, since=ENDS[1], until=ENDS[2])
+    history.metrics_rebuild(project=project, since=ENDS[1], until=ENDS[2])
     assert stored_rows() == expected
 
 
@@ -163,7 +163,7 @@ def test_a_query_that_lost_its_hits_counts_in_the_overall_point_as_before():
     gone = Hit.objects.filter(result_list=result_list).values("query").first()["query"]
     Hit.objects.filter(result_list=result_list, query=gone).delete()
     expected = rows_after(lambda: reference_rebuild(project, ENDS))
-    refresh.metrics_rebuild(project=project, since=ENDS[0], until=ENDS[-1])
+    history.metrics_rebuild(project=project, since=ENDS[0], until=ENDS[-1])
     assert stored_rows() == expected
     overall = MetricPoint.objects.get(result_list=result_list, query=None, as_of=ENDS[-1])
     assert overall.queries == 6  # The query without hits keeps its last point.
@@ -174,7 +174,7 @@ def test_buckets_ending_after_the_rebuild_starts_read_the_log_in_their_own_trans
     project = random_project(seed=7)
     with time_machine.travel(ENDS[2] + dt.timedelta(hours=5), tick=False):
         expected = rows_after(lambda: reference_rebuild(project, ENDS))
-        refresh.metrics_rebuild(project=project, since=ENDS[0], until=ENDS[-1])
+        history.metrics_rebuild(project=project, since=ENDS[0], until=ENDS[-1])
     assert stored_rows() == expected
 
 
@@ -182,7 +182,7 @@ def test_buckets_ending_after_the_rebuild_starts_read_the_log_in_their_own_trans
 def test_rebuild_reports_progress_once_per_bucket_and_counts_per_query_points():
     project = random_project(seed=8)
     seen = []
-    written = refresh.metrics_rebuild(
+    written = history.metrics_rebuild(
         project=project,
         since=ENDS[0],
         until=ENDS[-1],

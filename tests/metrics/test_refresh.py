@@ -9,7 +9,7 @@ from django.db import connection
 
 from judgements.models import Hit, Judgement, Project, Query
 from judgements.services import judgement_record
-from metrics import evaluate, refresh
+from metrics import evaluate, history, refresh
 from metrics.buckets import bucket_end
 from metrics.core import ndcg
 from metrics.core.stats import bootstrap_mean_ci
@@ -243,7 +243,7 @@ def test_the_latest_table_follows_rebuilds_of_the_past_and_of_everything(demo):
     before = latest_table()
     first = Judgement.objects.human().order_by("created_at").first().created_at
     # Past buckets only: every latest point is newer, so none may be replaced.
-    refresh.metrics_rebuild(project=demo, since=first, until=first + dt.timedelta(days=2))
+    history.metrics_rebuild(project=demo, since=first, until=first + dt.timedelta(days=2))
     assert latest_table() == before == latest_by_distinct_on()
     call_command("rebuild_metrics", "--project", "outdoor-gear", stdout=StringIO())
     call_command("rebuild_metrics", "--project", "outdoor-gear", stdout=StringIO())

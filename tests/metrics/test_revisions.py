@@ -9,7 +9,7 @@ import datetime as dt
 import pytest
 
 from judgements.models import Judgement
-from metrics import refresh
+from metrics import history, refresh
 from metrics.models import RevisionCount, StaleQuery
 from metrics.revisions import (
     project_revisions_per_week,
@@ -119,7 +119,7 @@ def test_a_query_marked_stale_is_counted_from_the_log_until_its_refresh(tent):
 
 
 def test_a_rebuild_recounts_every_query_of_the_project(tent):
-    refresh.metrics_rebuild(project=tent.project, since=MONDAY, until=MONDAY, every="day")
+    history.metrics_rebuild(project=tent.project, since=MONDAY, until=MONDAY, every="day")
 
     counted = RevisionCount.objects.filter(query=tent).order_by("hour")
     assert [(row.hour, row.revisions) for row in counted] == [

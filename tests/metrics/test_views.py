@@ -13,7 +13,7 @@ from django.test import Client
 from django.urls import reverse
 
 from judgements.models import QueuePair, QueueRequest
-from metrics import refresh
+from metrics import history, refresh
 from metrics.models import MetricPoint
 from metrics.registry import MetricSpec
 from tests.factories import (
@@ -467,7 +467,7 @@ def test_the_overview_says_what_moved_the_number(client, analyst, shop):
     client.force_login(analyst)
     # A page without stored points draws no over-time chart, and needs no caption.
     assert "Early points rest on fewer queries" not in text_of(client.get(pages(shop)["overview"]))
-    refresh.metrics_rebuild(project=shop, since=NOV, until=NOV + dt.timedelta(days=3))
+    history.metrics_rebuild(project=shop, since=NOV, until=NOV + dt.timedelta(days=3))
 
     text = text_of(client.get(pages(shop)["overview"]))
 
@@ -530,7 +530,7 @@ def test_negative_grades_penalise_on_the_query_page_and_in_the_stored_series(cli
         document = DocumentFactory(project=project, external_id=name)
         HitFactory(result_list=result_list, query=query, document=document, rank=rank)
         JudgementFactory(query=query, document=document, grade=grade, created_at=NOV)
-    refresh.metrics_rebuild(project=project, since=NOV, until=NOV, every="day")
+    history.metrics_rebuild(project=project, since=NOV, until=NOV, every="day")
     client.force_login(analyst)
 
     response = client.get(reverse("metrics:query", args=[project.slug, result_list.pk, query.pk]))
@@ -606,7 +606,7 @@ def test_negative_grades_penalise_on_the_overview_and_the_comparison_when_asked(
 def test_a_project_that_penalises_stores_and_draws_the_penalised_series(client, analyst, spam):
     spam.metric_negative = "penalise"
     spam.save()
-    refresh.metrics_rebuild(project=spam, since=NOV, until=NOV + dt.timedelta(days=1))
+    history.metrics_rebuild(project=spam, since=NOV, until=NOV + dt.timedelta(days=1))
     client.force_login(analyst)
 
     response = client.get(pages_of(spam)[0])

@@ -4,8 +4,8 @@ from judgements.demo import build_demo
 from judgements.loads import DEMO_PASSWORD, demo_load
 from judgements.machine.demo import demo_judge_load
 from judgements.models import Project
+from metrics.history import metrics_rebuild
 from metrics.models import MetricPoint
-from metrics.refresh import metrics_rebuild
 from metrics.registry import project_spec
 from searchlogs.demo import demo_search_log_load
 

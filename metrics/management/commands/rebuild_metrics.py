@@ -4,7 +4,7 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from judgements.models import Judgement, Project
-from metrics.refresh import metrics_rebuild
+from metrics.history import metrics_rebuild
 
 
 class Command(BaseCommand):
