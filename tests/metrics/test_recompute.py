@@ -7,6 +7,7 @@ computes a list with no stored point whole, and its rows are the oracle.
 import datetime as dt
 import threading
 import time
+from contextlib import contextmanager
 from io import StringIO
 
 import pytest
@@ -102,6 +103,32 @@ def test_it_refuses_fewer_than_one_chunk():
         recompute.result_list_recompute(result_list=project.result_lists.first(), chunks=0)
 
 
+@contextmanager
+def locks_held(result_lists):
+    """The lists' recompute locks held, exclusive, by another connection until the block
+    ends: their chunks wait at the lock, each in the worker that took it."""
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        try:
+            with transaction.atomic():
+                for result_list in result_lists:
+                    result_list_lock(result_list.pk)
+                held.set()
+                release.wait(timeout=120)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert held.wait(timeout=30)
+    try:
+        yield
+    finally:
+        release.set()
+        holder.join(timeout=30)
+
+
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_worker_processes_running_the_chunks_store_the_unsplit_values(settings, tmp_path):
     settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
@@ -119,8 +146,16 @@ def test_worker_processes_running_the_chunks_store_the_unsplit_values(settings, 
         while not all("Starting worker" in tail(worker) for worker in workers):
             assert time.monotonic() < deadline, tail(workers[0])
             time.sleep(0.1)
-        for result_list in project.result_lists.all():
-            recompute.result_list_recompute(result_list=result_list, chunks=5, as_of=AS_OF)
+        # Each worker runs one task at a time: with the lists' recompute locks held
+        # until two chunks are running, each worker holds one, so both take part
+        # (unheld, one worker could run all ten before the other polls again).
+        with locks_held(project.result_lists.all()):
+            for result_list in project.result_lists.all():
+                recompute.result_list_recompute(result_list=result_list, chunks=5, as_of=AS_OF)
+            while DBTaskResult.objects.filter(status="RUNNING").count() < 2:
+                assert time.monotonic() < deadline, tail(workers[0])
+                time.sleep(0.1)
+            assert not DBTaskResult.objects.filter(status="SUCCESSFUL").exists()
         while DBTaskResult.objects.exclude(status="SUCCESSFUL").exists():
             assert time.monotonic() < deadline, tail(workers[0])
             assert all(worker.poll() is None for worker in workers), tail(workers[0])
