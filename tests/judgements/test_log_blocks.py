@@ -14,6 +14,7 @@ from judgements.models import Judgement, LogBlock, LogBlockMark
 from metrics import log_replay, selectors
 from metrics.core.consensus import POLICIES
 from tests.factories import JudgementFactory, ProjectFactory, UserFactory
+from tests.holding import advisory_lock, held_elsewhere
 from tests.judgements.test_pair_grades import random_events
 from tests.metrics.test_selectors import assert_same, orm_pair_grades
 
@@ -175,29 +176,10 @@ def test_a_block_another_transaction_holds_is_replayed_from_the_log(project):
     next_queries_in_one_block()
     random_events(project, seed=38)
     [block] = blocks_of(project)
-    held, release = threading.Event(), threading.Event()
-
-    def hold_the_block():
-        try:
-            with transaction.atomic(), connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT pg_advisory_xact_lock(%s, %s)", [log_blocks.BLOCK_LOCK, block]
-                )
-                held.set()
-                release.wait(timeout=30)
-        finally:
-            connection.close()
-
-    holder = threading.Thread(target=hold_the_block)
-    holder.start()
-    try:
-        assert held.wait(timeout=30)
+    with held_elsewhere(lambda: advisory_lock(log_blocks.BLOCK_LOCK, block)):
         found = log_blocks.spans(project.pk)
         for moment in moments(project):
             assert_the_logs_grades(project, moment)
-    finally:
-        release.set()
-        holder.join(timeout=30)
 
     assert found is None and not LogBlock.objects.exists()
     assert log_blocks.spans(project.pk) is not None

@@ -22,6 +22,7 @@ from metrics.core.consensus import POLICIES
 from metrics.evaluate import result_list_evaluate
 from metrics.registry import MetricSpec
 from tests.factories import JudgementFactory, UserFactory
+from tests.holding import advisory_lock, held_elsewhere
 from tests.judgements.test_grade_summaries import random_hits
 from tests.judgements.test_pair_grades import random_events
 from tests.metrics.test_selectors import assert_same_list
@@ -274,21 +275,7 @@ def test_while_another_transaction_holds_a_block_the_reader_waits_for_nothing(pr
     query = project.queries.order_by("pk").first()
     block = query.pk // packed.BLOCK_QUERIES
     spec = MetricSpec(k=3)
-    held, release = threading.Event(), threading.Event()
-
-    def hold_the_block():
-        try:
-            with transaction.atomic(), connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [packed.BLOCK_LOCK, block])
-                held.set()
-                release.wait(timeout=30)
-        finally:
-            connection.close()
-
-    holder = threading.Thread(target=hold_the_block)
-    holder.start()
-    try:
-        assert held.wait(timeout=30)
+    with held_elsewhere(lambda: advisory_lock(packed.BLOCK_LOCK, block)):
         now = timezone.now()
         per_query = packed_reads.stored_result_list_grades(
             result_list.pk, project.pk, as_of=now, policy="mean", depth=3
@@ -299,9 +286,6 @@ def test_while_another_transaction_holds_a_block_the_reader_waits_for_nothing(pr
             result_list.pk, project.pk, as_of=now, policy="mean", depth=3
         )
         _, result = result_list_evaluate(result_list, spec, as_of=now)
-    finally:
-        release.set()
-        holder.join(timeout=30)
 
     pairs = selectors.logged_pair_grades(project.pk, as_of=now, policy="mean")
     assert_same_list(per_query, packed_reads.result_list_grades(result_list.pk, pairs, depth=3))

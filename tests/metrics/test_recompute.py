@@ -7,7 +7,6 @@ computes a list with no stored point whole, and its rows are the oracle.
 import datetime as dt
 import threading
 import time
-from contextlib import contextmanager
 from io import StringIO
 
 import pytest
@@ -20,6 +19,7 @@ from metrics import buckets, recompute
 from metrics.models import LatestMetricPoint, MetricPoint
 from metrics.refresh import metrics_refresh, queries_mark_stale, result_list_lock
 from tests.config.test_production import database_url, production_environment
+from tests.holding import held_elsewhere
 from tests.processes import start, stop, tail
 
 NOW = dt.datetime(2026, 11, 20, 9, 30, tzinfo=dt.UTC)
@@ -103,32 +103,6 @@ def test_it_refuses_fewer_than_one_chunk():
         recompute.result_list_recompute(result_list=project.result_lists.first(), chunks=0)
 
 
-@contextmanager
-def locks_held(result_lists):
-    """The lists' recompute locks held, exclusive, by another connection until the block
-    ends: their chunks wait at the lock, each in the worker that took it."""
-    held, release = threading.Event(), threading.Event()
-
-    def hold():
-        try:
-            with transaction.atomic():
-                for result_list in result_lists:
-                    result_list_lock(result_list.pk)
-                held.set()
-                release.wait(timeout=120)
-        finally:
-            connection.close()
-
-    holder = threading.Thread(target=hold)
-    holder.start()
-    assert held.wait(timeout=30)
-    try:
-        yield
-    finally:
-        release.set()
-        holder.join(timeout=30)
-
-
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_worker_processes_running_the_chunks_store_the_unsplit_values(settings, tmp_path):
     settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
@@ -149,7 +123,8 @@ def test_worker_processes_running_the_chunks_store_the_unsplit_values(settings, 
         # Each worker runs one task at a time: with the lists' recompute locks held
         # until two chunks are running, each worker holds one, so both take part
         # (unheld, one worker could run all ten before the other polls again).
-        with locks_held(project.result_lists.all()):
+        lists = list(project.result_lists.all())
+        with held_elsewhere(lambda: [result_list_lock(each.pk) for each in lists]):
             for result_list in project.result_lists.all():
                 recompute.result_list_recompute(result_list=result_list, chunks=5, as_of=AS_OF)
             while DBTaskResult.objects.filter(status="RUNNING").count() < 2:
