@@ -338,7 +338,8 @@ def _insert_refreshed(project_id: int, staged: str, insert, rows: int, graded_by
         if skipped:
             cursor.execute("SET LOCAL session_replication_role = origin")
         if queries:
-            cursor.execute(RECOUNT_SQL, [queries, documents])
+            with step("pairs a rater added meanwhile recounted"):
+                cursor.execute(RECOUNT_SQL, [queries, documents])
         with step("summaries refreshed"):
             cursor.execute(SUMMARIES_SQL, parameters)
         with step("pool counted"):

@@ -326,7 +326,7 @@ def steps_table(steps: list[tuple[str, float]], seconds: float, raw_seconds: flo
     derived tables once the events are in."""
     rest = seconds - sum(taken for _, taken in steps)
     print(f"  {'step':<36} {'s':>6} {'x COPY':>7}")
-    for name, taken in [("file read, rows staged and checked", rest), *steps]:
+    for name, taken in [("the rest: file read, rows staged", rest), *steps]:
         print(f"  {name:<36} {taken:6.2f} {taken / raw_seconds:6.2f}x")
     derived = sum(taken for name, taken in steps if name != "events inserted")
     print(f"  the derived tables' steps together: {derived:.2f} s = "
