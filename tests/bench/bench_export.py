@@ -252,18 +252,15 @@ def raw_copy_in(project: Project) -> tuple[int, float]:
     rows = data.getvalue().count(b"\n")
     data.seek(0)
 
-    class Undo(Exception):
-        pass
-
-    try:
-        with transaction.atomic(), rebuild.deferred(), connection.cursor() as cursor:
+    with transaction.atomic():
+        with rebuild.deferred(), connection.cursor() as cursor:
             started = time.perf_counter()
             sql = f"COPY judgements_judgement ({RAW_COLUMNS}) FROM STDIN"
             cursor.cursor.copy_expert(sql, data)
             seconds = time.perf_counter() - started
-            raise Undo
-    except Undo:
-        pass
+        # After rebuild.deferred() has set its setting back: a transaction marked for
+        # rollback runs no more statements.
+        transaction.set_rollback(True)
     return rows, seconds
 
 
@@ -360,17 +357,13 @@ FLOOR_STATEMENTS = (
 def derived_floor(project: Project, raw_seconds: float) -> None:
     """Seconds of FLOOR_STATEMENTS over the import's pairs, rolled back: what writing the
     derived tables' rows costs before any counting, beside the raw COPY."""
-
-    class Undo(Exception):
-        pass
-
     pairs_sql = f"""
         CREATE TEMPORARY TABLE floor_pairs ON COMMIT DROP AS
         SELECT h.query_id, h.document_id, ({QUEPID_RATING})::smallint AS grade
         {QUEPID_HITS.format(result_list=first_list(project))}"""
     total = 0.0
-    try:
-        with transaction.atomic(), rebuild.deferred(), connection.cursor() as cursor:
+    with transaction.atomic():
+        with rebuild.deferred(), connection.cursor() as cursor:
             cursor.execute(pairs_sql)
             cursor.execute("ANALYZE floor_pairs")
             for name, sql in FLOOR_STATEMENTS:
@@ -380,9 +373,7 @@ def derived_floor(project: Project, raw_seconds: float) -> None:
                 total += seconds
                 print(f"  floor: {name:<26} {cursor.rowcount:>9,} rows {seconds:6.2f} s "
                       f"= {seconds / raw_seconds:.2f}x the raw COPY")  # fmt: skip
-            raise Undo
-    except Undo:
-        pass
+        transaction.set_rollback(True)
     print(f"  floor of the derived rows' writes: {total:.2f} s = {total / raw_seconds:.2f}x "
           "the raw COPY (trivial values, rolled back)")  # fmt: skip
 
@@ -391,15 +382,10 @@ def deferred_import_seconds(project: Project, path: Path) -> float:
     """Seconds of the same import with the derived tables' triggers deferred, rolled
     back: what reading the file, staging its rows and the one INSERT take."""
 
-    class Undo(Exception):
-        pass
-
-    try:
-        with transaction.atomic(), rebuild.deferred():
+    with transaction.atomic():
+        with rebuild.deferred():
             _, seconds = timed_import(project, path)
-            raise Undo
-    except Undo:
-        pass
+        transaction.set_rollback(True)
     return seconds
 
 
@@ -421,19 +407,10 @@ def bench_import_without_queue_trigger(project: Project, path: Path) -> None:
     """
     quepid_file(project, path)
 
-    class Undo(Exception):
-        pass
-
-    try:
-        with transaction.atomic():
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "ALTER TABLE judgements_judgement DISABLE TRIGGER queue_judgements_added"
-                )
-            _, seconds = timed_import(project, path)
-            raise Undo
-    except Undo:
-        pass
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("ALTER TABLE judgements_judgement DISABLE TRIGGER queue_judgements_added")
+        _, seconds = timed_import(project, path)
+        transaction.set_rollback(True)
     print(f"  without the queue trigger: {seconds:6.2f} s (rolled back, before commit)")
 
 
