@@ -73,10 +73,12 @@ SELECT count(*) FROM (
 # As judgements_pair_grades_recount(): the pairs' rows locked in (query, document) order
 # before their answers are read, so that a rater grading one of them meanwhile waits for
 # the import, or the import for the rater (whose grade it then counts). Only the rows
-# locked here are updated below.
+# locked here are updated below. Their grades and raters are kept as locked (the newest,
+# which nobody else can change until the import commits) for DELTA_SQL, which then
+# reads no pair grades row again (2.2 against 2.5 s for 411,837 rows, generated-load).
 PAIR_GRADES_LOCK_SQL = """
 CREATE TEMPORARY TABLE refresh_locked ON COMMIT DROP AS
-SELECT pair.id, pair.query_id, pair.document_id
+SELECT pair.id, pair.query_id, pair.document_id, pair.grades, pair.raters
 FROM judgements_pairgrade pair
 JOIN refresh_scope scope USING (query_id, document_id)
 ORDER BY pair.query_id, pair.document_id
@@ -213,12 +215,11 @@ FROM (
            array_agg(answer.grade ORDER BY answer.grade, answer.rater) AS grades,
            array_agg(answer.rater ORDER BY answer.grade, answer.rater) AS raters
     FROM refresh_locked locked
-    JOIN judgements_pairgrade old ON old.id = locked.id
     JOIN {staged} staged
         ON staged.query_id = locked.query_id AND staged.document_id = locked.document_id
     CROSS JOIN LATERAL (
         SELECT kept.grade, kept.rater
-        FROM unnest(old.grades, old.raters) AS kept (grade, rater)
+        FROM unnest(locked.grades, locked.raters) AS kept (grade, rater)
         WHERE kept.rater <> %(rater)s
         UNION ALL
         SELECT staged.grade, %(rater)s::int

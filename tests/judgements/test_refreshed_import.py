@@ -55,7 +55,7 @@ def recounted(captured) -> bool:
 
 def replaced(captured) -> bool:
     """Whether the refresh replaced the import rater's grade in each pair's old ones."""
-    return any("unnest(old.grades, old.raters)" in query["sql"] for query in captured)
+    return any("unnest(locked.grades, locked.raters)" in query["sql"] for query in captured)
 
 
 def graded_later_by_the_import_rater(project, query, document) -> None:
