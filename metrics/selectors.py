@@ -156,7 +156,9 @@ def judged_query_ids(project_id: int, *, fresh: Freshness) -> np.ndarray:
     return np.unique(pairs.query_ids).astype(np.int64)
 
 
-def _fetch(sql: str, params: dict, *, columns: int) -> np.ndarray:
+def int64_rows(sql: str, params: dict, *, columns: int) -> np.ndarray:
+    """The rows of ``sql``, every column an integer, as an int64 array of ``columns``
+    columns (empty, with that shape, when there are none)."""
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()

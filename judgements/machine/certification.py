@@ -42,7 +42,7 @@ def gold_pairs(judge: MachineJudge, *, as_of: dt.datetime | None = None) -> Gold
     project = judge.project
     fresh = grades_freshness(project.pk, as_of=moment)
     human = selectors.pair_grades(project.pk, fresh=fresh, policy=project.consensus)
-    rows = selectors._fetch(
+    rows = selectors.int64_rows(
         JUDGE_GRADES_SQL, {"rater": judge.rater_id, "as_of": moment}, columns=3
     )
     keys = selectors.pair_keys(rows[:, 0], rows[:, 1])

@@ -56,6 +56,7 @@ from judgements.derived.oracles.summaries import (
     stored_blocks,
     stored_summaries,
 )
+from judgements.packed import BLOCK_QUERIES
 
 # What the tests and derived_state read one by one, beside differences().
 __all__ = [
@@ -111,8 +112,6 @@ def differences(project) -> Iterator[Difference]:
             )
             # The blocks join the same rows, but for those marked stale, which wait
             # for a reader (judgements.packed.blocks_refresh).
-            from judgements.packed import BLOCK_QUERIES
-
             stale = stale_blocks(project)
             blocks = {
                 key: row
