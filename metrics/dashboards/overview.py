@@ -23,9 +23,8 @@ from metrics.core.segments import sorted_lookup
 from metrics.core.stats import ConfidenceInterval, bootstrap_mean_cis
 from metrics.dashboards.evaluations import Evaluation, epoch_ms, list_evaluations
 from metrics.dashboards.labels import parameter_line
+from metrics.dashboards.series import SeriesPoint, finite, mean_series, replayed_mean_series
 from metrics.evaluate import INTERVAL_CONFIDENCE, INTERVAL_RESAMPLES, INTERVAL_SEED
-from metrics.history import replayed_series
-from metrics.models import MetricPoint
 from metrics.registry import MetricSpec, project_spec
 from metrics.revisions import revisions_per_week
 from metrics.sources import HUMAN, Freshness, Grades, Source, freshness, one_snapshot
@@ -114,52 +113,6 @@ class PoolProgress:
     @property
     def needed(self) -> int:
         return self.wanted - self.collected
-
-
-@dataclass(frozen=True)
-class SeriesPoint:
-    """One stored overall point: the mean, its interval and the coverage behind it."""
-
-    result_list: str
-    as_of: dt.datetime
-    value: float
-    ci_low: float | None
-    ci_high: float | None
-    queries: int
-    queries_judged: int | None
-    queries_returned: int | None
-    judged: int
-    retrieved: int
-    # As ListSummary.interval_pending.
-    ci_pending: bool = False
-
-    @property
-    def mean(self) -> float | None:
-        """The mean, or None when no query counts (no judged query yet)."""
-        return self.value if self.queries else None
-
-    @property
-    def judged_share(self) -> float | None:
-        """Share of the list's queries with a current grade (None if not kept)."""
-        if not self.queries_returned or self.queries_judged is None:
-            return None
-        return self.queries_judged / self.queries_returned
-
-    @property
-    def coverage(self) -> float | None:
-        """Judged@k: share of the top-k hits of all the list's queries with a grade."""
-        return self.judged / self.retrieved if self.retrieved else None
-
-    def chart_row(self) -> list:
-        """[x, mean, CI low, CI high, queries in the mean, share judged, judged@k]."""
-        return [
-            epoch_ms(self.as_of),
-            self.mean,
-            *(_finite(v) if self.queries >= 2 else None for v in (self.ci_low, self.ci_high)),
-            self.queries,
-            self.judged_share,
-            self.coverage,
-        ]
 
 
 @dataclass(frozen=True)
@@ -348,63 +301,18 @@ def _interval_key(values: np.ndarray) -> str:
     return f"metrics:overview:interval:{parameters}:{len(values)}:{digest}"
 
 
-def _finite(value: float | None) -> float | None:
-    """``value``, or None for NaN (JSON has no NaN) and for a missing value."""
-    return None if value is None or np.isnan(value) else value
-
-
 def _capture_point(summary: ListSummary) -> dict:
     interval = summary.interval
     counted = summary.mean is not None
     return {
         "label": summary.result_list.name,
         "x": epoch_ms(summary.result_list.captured_at),
-        "mean": _finite(interval.estimate) if counted else None,
-        "low": _finite(interval.low) if counted else None,
-        "high": _finite(interval.high) if counted else None,
+        "mean": finite(interval.estimate) if counted else None,
+        "low": finite(interval.low) if counted else None,
+        "high": finite(interval.high) if counted else None,
         "queries": summary.queries,
         "coverage": summary.coverage,
     }
-
-
-def mean_series(
-    project: Project, spec: MetricSpec, *, as_of: dt.datetime | None
-) -> list[SeriesPoint]:
-    """The stored mean over queries of every result list, with its interval and coverage,
-    list by list, oldest point first."""
-    points = MetricPoint.objects.filter(
-        result_list__project=project, query__isnull=True, metric=spec.name
-    )
-    if as_of is not None:
-        points = points.filter(as_of__lte=as_of)
-    rows = points.order_by("result_list__captured_at", "result_list_id", "as_of").values_list(
-        "result_list__name", *SERIES_FIELDS
-    )
-    return [SeriesPoint(*row) for row in rows]
-
-
-def replayed_mean_series(project: Project, spec: MetricSpec, *, fresh) -> list[SeriesPoint]:
-    """``mean_series`` of other grades than the human raters' (``fresh.grades``), which no
-    stored series holds: computed from the log at each day's end, as a rebuild would."""
-    points = replayed_series(project, spec, grades=fresh.grades, until=fresh.moment)
-    return [
-        SeriesPoint(point.result_list.name, *(getattr(point, name) for name in SERIES_FIELDS))
-        for point in points
-    ]
-
-
-SERIES_FIELDS = [
-    "as_of",
-    "value",
-    "ci_low",
-    "ci_high",
-    "queries",
-    "queries_judged",
-    "queries_returned",
-    "judged",
-    "retrieved",
-    "ci_pending",
-]
 
 
 def pool_progress(
