@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from config.api.errors import import_errors
 from judgements import bulk
+from judgements.derived import pairs
 from judgements.importers import ImportRejected, LineError
 from judgements.importers.progress import ProgressBar
 from judgements.models import Job, JobUpload, Project, ResultList
@@ -236,7 +237,16 @@ def _run_upload(job: Job, progress: JobProgress) -> dict:
     }
     if job.project is None:
         raise ValidationError("The project was deleted before the upload ran.")
-    result = upload.run(project=job.project, files=files, user=job.created_by, options=job.options)
+    # A large import's steps after the file's end, as they start (judgements.derived.pairs).
+    told = pairs.step_started.set(
+        lambda name: progress.set_stage(f"Writing to the database: {pairs.STEPS[name]}")
+    )
+    try:
+        result = upload.run(
+            project=job.project, files=files, user=job.created_by, options=job.options
+        )
+    finally:
+        pairs.step_started.reset(told)
     return summary(job.kind, result)
 
 

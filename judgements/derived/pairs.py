@@ -28,7 +28,9 @@ import's moment) the pairs are recounted from the log as above.
 
 import logging
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 from django.db import connection
 
@@ -279,10 +281,32 @@ def insert_counted(project_id: int, staged: str, insert, rows: int, graded_by=No
     return _insert_refreshed(project_id, staged, insert, rows, graded_by)
 
 
+# Each step of a large import as it is named while it runs (a job's page shows it, after
+# "Writing to the database: "), by the name it is logged with when it has run.
+STEPS = {
+    "pairs named": "naming the pairs",
+    "pool rows locked": "locking their rating pool rows",
+    "pair grades rows locked": "locking their grades",
+    "events inserted": "inserting the judgements",
+    "current answers read": "reading every rater's current answers",
+    "pair grades counted": "counting each pair's grades",
+    "pairs a rater added meanwhile recounted": "counting again the pairs a rater graded meanwhile",
+    "summaries refreshed": "counting each query's grades",
+    "pool counted": "counting the rating pool",
+}
+# Told each step's name as it starts, where set (``judgements.jobs`` shows it as the
+# job's stage: a million rows spend some twenty seconds here, past the file's end).
+step_started: ContextVar[Callable[[str], None] | None] = ContextVar("step_started", default=None)
+
+
 @contextmanager
 def step(name: str):
     """Log how long the block took at INFO, the step's name and seconds as the record's
-    ``step`` and ``seconds`` (a large import's phases: what its time went on)."""
+    ``step`` and ``seconds`` (a large import's phases: what its time went on); tell
+    ``step_started``'s listener, if any, first."""
+    listener = step_started.get()
+    if listener is not None:
+        listener(name)
     started = time.perf_counter()
     yield
     seconds = time.perf_counter() - started

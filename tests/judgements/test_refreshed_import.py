@@ -6,13 +6,14 @@ import threading
 import time
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from judgements import imports
+from judgements import imports, jobs
 from judgements.derived import oracles, pairs
-from judgements.models import Judgement, PairGrade, QueuePair, QueueRequest, ResultList
+from judgements.models import Job, Judgement, PairGrade, QueuePair, QueueRequest, ResultList
 from judgements.services import judgement_submit
 from tests.factories import HitFactory, UserFactory
 from tests.judgements.test_queue_concurrency import project_with_pairs
@@ -146,6 +147,57 @@ def test_a_refreshed_import_logs_each_step_with_its_seconds(
         *counting, "pair grades counted", "summaries refreshed", "pool counted",
     ]  # fmt: skip
     assert all(record.seconds >= 0 for record in caplog.records if hasattr(record, "step"))
+    assert list(oracles.differences(project)) == []
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_a_large_import_run_as_a_job_shows_each_step_as_its_stage_while_it_runs(
+    project, monkeypatch, settings
+):
+    """Past the file's end a large import spends most of its time (some twenty seconds
+    for a million rows): its job's page names each step as it starts, visible to another
+    connection while the job's transaction is open."""
+    monkeypatch.setattr(pairs, "REFRESH_ROWS", 1)
+    # The worker runs the job once its row is committed (the dummy backend keeps the
+    # task for the test to run), as in production: the progress is written through a
+    # connection of its own, which sees only committed rows.
+    settings.TASKS = {"default": {"BACKEND": "django.tasks.backends.dummy.DummyBackend"}}
+    file = SimpleUploadedFile("grades.csv", quepid(project, every_hit(project)))
+    job = jobs.job_start(
+        kind=Job.Kind.JUDGEMENTS,
+        label=file.name,
+        user=UserFactory(roles=["analyst"]),
+        project=project,
+        options={"format": "quepid"},
+        files={"file": file},
+    )
+    seen = []
+    reader = connection.copy()
+    original = jobs.JobProgress.set_stage
+
+    def watched(progress, stage, *, done=None):
+        original(progress, stage, done=done)
+        with reader.cursor() as cursor:
+            cursor.execute("SELECT stage FROM judgements_job WHERE id = %s", [job.pk.hex])
+            seen.append(cursor.fetchone()[0])
+
+    monkeypatch.setattr(jobs.JobProgress, "set_stage", watched)
+    try:
+        assert jobs.job_execute(job.pk) == Job.Status.DONE
+    finally:
+        reader.close()
+
+    steps = [
+        "pairs named", "pool rows locked", "pair grades rows locked", "events inserted",
+        "pair grades counted", "summaries refreshed", "pool counted",
+    ]  # fmt: skip
+    assert seen == [
+        "Writing to the database",  # the file's end
+        *(f"Writing to the database: {pairs.STEPS[name]}" for name in steps),
+    ]
+    job.refresh_from_db()
+    assert job.result["created"] == len(every_hit(project)) and job.stage == ""
+    assert pairs.step_started.get() is None  # nobody is told of a later import's steps
     assert list(oracles.differences(project)) == []
 
 
