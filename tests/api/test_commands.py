@@ -5,6 +5,7 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
+from judgements.derived import pairs
 from judgements.models import Document, Judgement, Query, ResultList
 
 
@@ -22,6 +23,25 @@ def test_it_imports_quepid_ratings_with_a_progress_bar(tmp_path, query_with_hits
     assert "Skipped 1 lines: unrated (no grade)." in out
     assert "100%" in err
     assert Judgement.objects.get(grade=3).note == "Imported from quepid by charlie"
+
+
+def test_a_large_import_prints_each_step_past_the_files_end(
+    tmp_path, query_with_hits, monkeypatch
+):
+    monkeypatch.setattr(pairs, "REFRESH_ROWS", 1)  # a million rows' way, on two
+    path = tmp_path / "ratings.csv"
+    path.write_text("query,docid,rating\ntent,SKU-1,3\ntent,SKU-2,1\n")
+    out, err = run("import_judgements", "outdoor", str(path), "--format=quepid")
+    assert "Imported 2 judgements" in out
+    lines = err.splitlines()
+    bar = max(number for number, line in enumerate(lines) if "100%" in line)
+    steps = [
+        "pairs named", "pool rows locked", "pair grades rows locked", "events inserted",
+        "pair grades counted", "summaries refreshed", "pool counted",
+    ]  # fmt: skip
+    assert [line for line in lines[bar + 1 :] if line] == [
+        f"Writing to the database: {pairs.STEPS[name]}" for name in steps
+    ]
 
 
 def test_a_bad_file_prints_every_error_and_imports_nothing(tmp_path, query_with_hits):

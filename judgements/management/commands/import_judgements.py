@@ -5,6 +5,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from judgements import importers, imports
+from judgements.derived import pairs
 from judgements.importers.progress import ProgressBar
 from judgements.models import Project
 
@@ -78,10 +79,17 @@ def chunks(file):
 
 
 def import_file(command: BaseCommand, service, path: str, **arguments):
-    """``run_import`` of the file at ``path``, read in chunks behind a progress bar."""
-    with open(path, "rb") as upload:
-        read = ProgressBar(command.stderr, total=size(upload)).chunks(upload)
-        return run_import(command, service, upload=read, **arguments)
+    """``run_import`` of the file at ``path``, read in chunks behind a progress bar; a
+    large judgement import's steps past the file's end, a line each as it starts."""
+    told = pairs.step_started.set(
+        lambda name: command.stderr.write(f"Writing to the database: {pairs.STEPS[name]}")
+    )
+    try:
+        with open(path, "rb") as upload:
+            read = ProgressBar(command.stderr, total=size(upload)).chunks(upload)
+            return run_import(command, service, upload=read, **arguments)
+    finally:
+        pairs.step_started.reset(told)
 
 
 def write_summary(command: BaseCommand, result) -> None:
