@@ -237,16 +237,10 @@ def _run_upload(job: Job, progress: JobProgress) -> dict:
     }
     if job.project is None:
         raise ValidationError("The project was deleted before the upload ran.")
-    # A large import's steps after the file's end, as they start (judgements.derived.pairs).
-    told = pairs.step_started.set(
-        lambda name: progress.set_stage(f"Writing to the database: {pairs.STEPS[name]}")
-    )
-    try:
+    with pairs.stages_told(progress.set_stage):
         result = upload.run(
             project=job.project, files=files, user=job.created_by, options=job.options
         )
-    finally:
-        pairs.step_started.reset(told)
     return summary(job.kind, result)
 
 

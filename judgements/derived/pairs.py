@@ -294,19 +294,31 @@ STEPS = {
     "summaries refreshed": "counting each query's grades",
     "pool counted": "counting the rating pool",
 }
-# Told each step's name as it starts, where set (``judgements.jobs`` shows it as the
-# job's stage: a million rows spend some twenty seconds here, past the file's end).
+# Told each step's stage as it starts, inside ``stages_told``.
 step_started: ContextVar[Callable[[str], None] | None] = ContextVar("step_started", default=None)
+
+
+@contextmanager
+def stages_told(listener: Callable[[str], None]):
+    """In the block, call ``listener`` with each step's stage as it starts ("Writing to
+    the database: counting each pair's grades"): a million rows spend some twenty
+    seconds in these steps, past the file's end (a job's page and import_judgements
+    show them)."""
+    told = step_started.set(listener)
+    try:
+        yield
+    finally:
+        step_started.reset(told)
 
 
 @contextmanager
 def step(name: str):
     """Log how long the block took at INFO, the step's name and seconds as the record's
     ``step`` and ``seconds`` (a large import's phases: what its time went on); tell
-    ``step_started``'s listener, if any, first."""
+    ``stages_told``'s listener, if any, first."""
     listener = step_started.get()
     if listener is not None:
-        listener(name)
+        listener(f"Writing to the database: {STEPS[name]}")
     started = time.perf_counter()
     yield
     seconds = time.perf_counter() - started

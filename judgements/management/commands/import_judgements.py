@@ -81,15 +81,9 @@ def chunks(file):
 def import_file(command: BaseCommand, service, path: str, **arguments):
     """``run_import`` of the file at ``path``, read in chunks behind a progress bar; a
     large judgement import's steps past the file's end, a line each as it starts."""
-    told = pairs.step_started.set(
-        lambda name: command.stderr.write(f"Writing to the database: {pairs.STEPS[name]}")
-    )
-    try:
-        with open(path, "rb") as upload:
-            read = ProgressBar(command.stderr, total=size(upload)).chunks(upload)
-            return run_import(command, service, upload=read, **arguments)
-    finally:
-        pairs.step_started.reset(told)
+    with open(path, "rb") as upload, pairs.stages_told(command.stderr.write):
+        read = ProgressBar(command.stderr, total=size(upload)).chunks(upload)
+        return run_import(command, service, upload=read, **arguments)
 
 
 def write_summary(command: BaseCommand, result) -> None:
