@@ -248,6 +248,15 @@ def test_a_deletion_reports_progress_while_it_runs_and_never_waits_on_its_own_ro
     # deletion's transaction meet on real row locks.
     settings.TASKS = {"default": {"BACKEND": "django.tasks.backends.dummy.DummyBackend"}}
     job = jobs.project_delete_start(project=judged_project, user=analyst)
+    seen = run_watching(job, monkeypatch, "done")
+    assert not Project.objects.filter(slug="outdoor").exists()
+    # Every step was visible to another connection as it happened.
+    assert seen == list(range(job.total))
+
+
+def run_watching(job: Job, monkeypatch, column: str) -> list:
+    """Run ``job`` as a worker would (to its end, done); return its row's ``column`` as
+    another connection read it each time the job set its stage."""
     seen = []
     reader = connection.copy()
     original = jobs.JobProgress.set_stage
@@ -255,7 +264,7 @@ def test_a_deletion_reports_progress_while_it_runs_and_never_waits_on_its_own_ro
     def watched(progress, stage, *, done=None):
         original(progress, stage, done=done)
         with reader.cursor() as cursor:
-            cursor.execute("SELECT done FROM judgements_job WHERE id = %s", [job.pk.hex])
+            cursor.execute(f"SELECT {column} FROM judgements_job WHERE id = %s", [job.pk.hex])
             seen.append(cursor.fetchone()[0])
 
     monkeypatch.setattr(jobs.JobProgress, "set_stage", watched)
@@ -263,9 +272,7 @@ def test_a_deletion_reports_progress_while_it_runs_and_never_waits_on_its_own_ro
         assert jobs.job_execute(job.pk) == Job.Status.DONE
     finally:
         reader.close()
-    assert not Project.objects.filter(slug="outdoor").exists()
-    # Every step was visible to another connection as it happened.
-    assert seen == list(range(job.total))
+    return seen
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)

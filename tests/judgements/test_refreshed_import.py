@@ -16,6 +16,7 @@ from judgements.derived import oracles, pairs
 from judgements.models import Job, Judgement, PairGrade, QueuePair, QueueRequest, ResultList
 from judgements.services import judgement_submit
 from tests.factories import HitFactory, UserFactory
+from tests.judgements.test_jobs import run_watching
 from tests.judgements.test_queue_concurrency import project_with_pairs
 
 
@@ -171,21 +172,7 @@ def test_a_large_import_run_as_a_job_shows_each_step_as_its_stage_while_it_runs(
         options={"format": "quepid"},
         files={"file": file},
     )
-    seen = []
-    reader = connection.copy()
-    original = jobs.JobProgress.set_stage
-
-    def watched(progress, stage, *, done=None):
-        original(progress, stage, done=done)
-        with reader.cursor() as cursor:
-            cursor.execute("SELECT stage FROM judgements_job WHERE id = %s", [job.pk.hex])
-            seen.append(cursor.fetchone()[0])
-
-    monkeypatch.setattr(jobs.JobProgress, "set_stage", watched)
-    try:
-        assert jobs.job_execute(job.pk) == Job.Status.DONE
-    finally:
-        reader.close()
+    seen = run_watching(job, monkeypatch, "stage")
 
     steps = [
         "pairs named", "pool rows locked", "pair grades rows locked", "events inserted",
