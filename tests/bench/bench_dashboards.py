@@ -239,11 +239,12 @@ def _bench_recompute(project) -> None:
     print(f"  metrics.core ndcg_batch alone, best of {rounds}    {core_best * 1000:9.1f} ms")
     ratio = best / core_best
     verdict = "met" if ratio <= RECOMPUTE_TARGET else "NOT met"
-    print(f"  target: end to end <= {RECOMPUTE_TARGET:g}x the core: {ratio:.1f}x, {verdict}")
+    # Two decimals: a ratio just over the target printed as "2.0x, NOT met" read as a fault.
+    print(f"  target: end to end <= {RECOMPUTE_TARGET:g}x the core: {ratio:.2f}x, {verdict}")
     record(
         f"recompute of one list, 10,000 queries: end to end / numpy core (best of {rounds}: "
         f"{best * 1000:.1f} / {core_best * 1000:.1f} ms)",
-        f"{ratio:.1f}x", f"<= {RECOMPUTE_TARGET:g}x", ratio <= RECOMPUTE_TARGET, load_average(),
+        f"{ratio:.2f}x", f"<= {RECOMPUTE_TARGET:g}x", ratio <= RECOMPUTE_TARGET, load_average(),
     )  # fmt: skip
     print(f"  (mean NDCG {core.mean:.4f} over {len(core.ndcg):,} queries)")
     _bench_recompute_from_log(project, result_list, spec, as_of, depth, core_best)
