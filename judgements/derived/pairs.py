@@ -318,7 +318,8 @@ def step(name: str):
     ``stages_told``'s listener, if any, first."""
     listener = step_started.get()
     if listener is not None:
-        listener(f"Writing to the database: {STEPS[name]}")
+        # A step missing from STEPS is named as logged, not a failed import.
+        listener(f"Writing to the database: {STEPS.get(name, name)}")
     started = time.perf_counter()
     yield
     seconds = time.perf_counter() - started

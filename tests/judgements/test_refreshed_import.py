@@ -2,6 +2,8 @@
 instead of by the triggers: the same derived tables, also while raters grade."""
 
 import datetime as dt
+import inspect
+import re
 import threading
 import time
 
@@ -149,6 +151,12 @@ def test_a_refreshed_import_logs_each_step_with_its_seconds(
     ]  # fmt: skip
     assert all(record.seconds >= 0 for record in caplog.records if hasattr(record, "step"))
     assert list(oracles.differences(project)) == []
+
+
+def test_every_step_has_a_stage_to_show_while_it_runs():
+    named = re.findall(r'step\("([^"]+)"\)', inspect.getsource(pairs))
+    assert len(named) >= 7
+    assert set(named) == set(pairs.STEPS)
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
