@@ -7,6 +7,8 @@ from pathlib import Path
 from django.utils.csp import CSP
 
 from config.database import DatabaseUnavailable, database_config
+from config.encryption import keys_from
+from config.outbound import parse_allow
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -34,6 +36,25 @@ if not SECRET_KEY:
             "For development, DEBUG=1 uses a fixed insecure key."
         )
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"
+
+# Secrets entered in the app (a machine judge's API key) are sealed with these Fernet
+# keys, the first sealing, all unsealing (config/encryption.py). Without them nothing can
+# be stored in production; development derives one from SECRET_KEY.
+try:
+    ENCRYPTION_KEYS = keys_from(
+        os.getenv("ENCRYPTION_KEYS", ""), debug=DEBUG, secret_key=SECRET_KEY
+    )
+except ValueError as error:
+    raise SystemExit(str(error)) from None
+
+# Requests the server makes for users (machine judges, search endpoints) reach public
+# addresses only, unless listed here: host names, addresses or CIDR networks, each
+# optionally with :port, e.g. 127.0.0.1:11434 for a local model server (config/outbound.py).
+OUTBOUND_ALLOW = envlist("OUTBOUND_ALLOW", "")
+try:
+    parse_allow(OUTBOUND_ALLOW)
+except ValueError as error:
+    raise SystemExit(str(error)) from None
 
 # Bytes of freed memory each process keeps mapped for its next computation instead of
 # faulting it in again (config/memory.py); 0 leaves the C library's defaults.
