@@ -3,6 +3,7 @@
 import itertools
 import json
 import math
+from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from django.core.exceptions import ValidationError
@@ -22,6 +23,7 @@ from judgements.importers.rows import (
     DocumentRow,
     HitRow,
     LineError,
+    Note,
     QueryRow,
     RunInfo,
     Skip,
@@ -191,13 +193,17 @@ def _url(value, name: str, line: int) -> str | LineError:
 
 
 def run_trec(chunks: Iterable[bytes], vocabulary: Vocabulary):
-    """A TREC run: ``qid Q0 docid rank score tag [more columns]``, one tag per file.
+    """A TREC run: ``qid Q0 docid rank score tag [more columns]``; the file is one run.
 
     As in trec_eval, lines whose first field starts with ``#`` are comments, columns
     after the tag are ignored, and so is the rank column: the service orders each
-    query's hits by score, then document id, both descending.
+    query's hits by score, then document id, both descending. The tag is a label:
+    the list is named after the first line's, and a file whose tag changes from
+    line to line (trectools' test runs tag each line R or NR) is still one run, as
+    trec_eval reads it; the summary says so.
     """
     hits, unknown, tag = _HitChecks(), _Unknown("qid", "query ids"), None
+    other_tags: Counter[str] = Counter()
     for item in nonblank_lines(Lines(chunks)):
         if isinstance(item, LineError):
             yield item
@@ -215,12 +221,23 @@ def run_trec(chunks: Iterable[bytes], vocabulary: Vocabulary):
             tag = run_tag
             yield RunInfo(name=tag)
         elif run_tag != tag:
-            yield LineError(line, "tag", f'"{run_tag}" is not "{tag}": a file holds one run.')
-            continue
+            other_tags[run_tag] += 1
         query, key = query_by_qid(line, qid, vocabulary, "qid", unknown)
         yield from hits.trec_row(line, query, docid, rank, score, key)
+    if other_tags:
+        yield Note(_tags_note(tag, other_tags))
     yield from unknown.errors()
     yield from hits.errors()
+
+
+def _tags_note(first: str, others: Counter) -> str:
+    shown = ", ".join(f'"{name[:60]}" ({count:,} lines)' for name, count in others.most_common(5))
+    more = f" and {len(others) - 5:,} more" if len(others) > 5 else ""
+    return (
+        f'The tag column changes from line to line ({len(others) + 1:,} tags: "{first[:60]}" '
+        f"first, then {shown}{more}). Read as one run, as trec_eval reads it: the tag is "
+        f'a label, and the list is named after the first line\'s ("{first[:60]}").'
+    )
 
 
 def run_json(chunks: Iterable[bytes], vocabulary: Vocabulary):

@@ -72,14 +72,6 @@ CASES = [
         2,
         "repeats",
     ),
-    (
-        "run: two runs in one file",
-        "result-lists",
-        "trec",
-        "{qid} Q0 A 1 2 r\n{qid} Q0 B 2 1 s\n",
-        2,
-        "one run",
-    ),
     ("run: JSON without queries", "result-lists", "json", '{"name": "x"}', 1, "Expected"),
     ("run: JSON with unknown query", "result-lists", "json", UNKNOWN_QUERY_RUN, 1, "unknown to"),
     (
