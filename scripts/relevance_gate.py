@@ -135,7 +135,7 @@ def report(comparison: dict, show: int) -> str:
         f"change {comparison['mean_difference']:+.4f} "
         f"(95% CI {_mean(interval['low'])} to {_mean(interval['high'])}, "
         f"p = {test['p_value']:.3g})",
-        f"  {comparison['queries']:,} queries in common: {comparison['wins']:,} better, "
+        f"  {_compared(comparison, spec)}: {comparison['wins']:,} better, "
         f"{comparison['ties']:,} tied, {comparison['losses']:,} worse.",
     ]
     if comparison["provisional"]:
@@ -155,6 +155,19 @@ def report(comparison: dict, show: int) -> str:
     gate = comparison["gate"]
     lines.append(f"{'PASSED' if gate['passed'] else 'FAILED'}: {gate['reason']}")
     return "\n".join(lines)
+
+
+def _compared(comparison: dict, spec: dict) -> str:
+    """Which queries the means are over: under a mean over all queries (trec_eval -c),
+    every judged query and every query either list returned, each list counting 0 for
+    the queries it did not return."""
+    if spec.get("mean_over") != "all":
+        return f"{comparison['queries']:,} queries in common"
+    missing_a, missing_b = (comparison[side].get("unreturned", 0) for side in ("a", "b"))
+    return (
+        f"{comparison['queries']:,} queries, mean over all: A did not return {missing_a:,}, "
+        f"B did not return {missing_b:,} (each counts 0)"
+    )
 
 
 def _mean(value) -> str:

@@ -227,10 +227,15 @@ class ResultListUnjudgedApi(APIView):
 
 
 class CompareApi(APIView):
-    """Result list B (the candidate) against A (the baseline), query by query, over the
-    queries both returned: each query's values and change (worst first, paged), wins,
-    ties and losses, the paired randomisation test's p-value, the bootstrap interval of
-    the mean difference (10,000 resamples each), and the most changed queries.
+    """Result list B (the candidate) against A (the baseline), query by query: each
+    query's values and change (worst first, paged), wins, ties and losses, the paired
+    randomisation test's p-value, the bootstrap interval of the mean difference (10,000
+    resamples each), and the most changed queries.
+
+    The queries compared are those the means count: under ``mean_over=judged`` the
+    judged queries both lists returned; under ``mean_over=all`` every judged query and
+    every query either list returned, a query a list did not return counting 0 for it
+    (``trec_eval -c``), and ``unreturned`` says how many each list did not return.
 
     With ``max_drop`` the response carries a verdict: ``passed`` is false when B's mean
     is lower than A's by more than ``max_drop``, and ``reason`` says by how much. Hits
@@ -245,8 +250,12 @@ class CompareApi(APIView):
             delta = serializers.FloatField(help_text="b - a.")
 
         class ListSerializer(ResultListRefSerializer):
-            mean = serializers.FloatField(allow_null=True, help_text="Over the common queries.")
+            mean = serializers.FloatField(allow_null=True, help_text="Over the queries compared.")
             queries = serializers.IntegerField(help_text="Queries the list returned.")
+            unreturned = serializers.IntegerField(
+                help_text="Queries compared that the list did not return, each counted 0 "
+                "(mean over all); 0 under a mean over judged queries."
+            )
             unjudged = serializers.IntegerField(help_text="Its hits within k with no grade.")
             source = serializers.ChoiceField(choices=SOURCES, help_text=SOURCE_HELP)
 
@@ -267,10 +276,15 @@ class CompareApi(APIView):
         grades = serializers.ChoiceField(choices=list(GRADES_LABELS), help_text=GRADES_HELP)
         a = ListSerializer()
         b = ListSerializer()
-        queries = serializers.IntegerField(help_text="Queries both lists returned.")
+        queries = serializers.IntegerField(
+            help_text="Queries compared: the judged queries both lists returned (mean over "
+            "judged), or every judged query and every query either list returned (mean over all)."
+        )
         only_a = serializers.IntegerField()
         only_b = serializers.IntegerField()
-        mean_difference = serializers.FloatField(help_text="mean(b - a) over common queries.")
+        mean_difference = serializers.FloatField(
+            help_text="mean(b - a) over the queries compared."
+        )
         wins = serializers.IntegerField(help_text="Queries B improved (by more than 1e-9).")
         ties = serializers.IntegerField()
         losses = serializers.IntegerField()
@@ -316,8 +330,8 @@ class CompareApi(APIView):
             "as_of": found.as_of,
             "source": found.source,
             "grades": form.chosen_grades.name,
-            "a": _compared(found.a, found.mean_a),
-            "b": _compared(found.b, found.mean_b),
+            "a": _compared(found.a, found.mean_a, found.missing_a),
+            "b": _compared(found.b, found.mean_b, found.missing_b),
             "queries": found.queries,
             "only_a": found.only_a,
             "only_b": found.only_b,
@@ -337,11 +351,12 @@ class CompareApi(APIView):
         return Response(body)
 
 
-def _compared(evaluation, mean) -> dict:
+def _compared(evaluation, mean, unreturned: int) -> dict:
     return {
         **result_list_ref(evaluation.result_list),
         "mean": number(mean),
         "queries": len(evaluation.query_ids),
+        "unreturned": unreturned,
         "unjudged": evaluation.unjudged,
         "source": evaluation.source,
     }

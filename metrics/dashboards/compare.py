@@ -2,6 +2,7 @@
 
 import datetime as dt
 import hashlib
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,6 +52,10 @@ class Comparison:
     only_b: int
     # Queries both lists returned that nobody has graded: left out of a mean over judged ones.
     unjudged: int
+    # Under a mean over all queries, the compared queries each list did not return: each
+    # counts 0 for that list, as trec_eval -c counts a qrels query the run lacks.
+    missing_a: int
+    missing_b: int
     mean_a: float | None
     mean_b: float | None
     wins: int
@@ -104,13 +109,21 @@ def comparison(
     page_size: int = PAGE_SIZE,
     grades: Grades = HUMAN,
 ) -> Comparison:
-    """Paired comparison of ``b`` against ``a`` over the queries both returned (those
-    with a current grade, when the metric's mean is over judged queries), on the
-    consensus of ``grades``."""
+    """Paired comparison of ``b`` against ``a``, on the consensus of ``grades``.
+
+    The queries compared are those each list's mean counts. Over judged queries: the
+    queries both lists returned that have a current grade. Over all queries: every
+    query either list returned and every judged query, a query a list did not return
+    counting 0 for it (``missing_a``, ``missing_b``), as ``trec_eval -c`` counts a qrels
+    query missing from the run; each mean is then the list's own mean over all queries
+    (unless one list returned an unjudged query the other did not, a 0 for both).
+    """
     fresh = freshness(project, spec, as_of=as_of, grades=grades)
     first, second = list_evaluations(project, spec, fresh=fresh, result_lists=[a, b])
-    common = np.intersect1d(first.query_ids[first.counted], second.query_ids[second.counted])
+    common = compared_queries(first, second)
     values_a, values_b = first.values_for(common), second.values_for(common)
+    if spec.mean_over == "all":
+        values_a, values_b = np.nan_to_num(values_a, nan=0.0), np.nan_to_num(values_b, nan=0.0)
     delta = values_b - values_a
     texts = _texts(project, common)
     order = _worst_first(delta, texts)
@@ -132,9 +145,11 @@ def comparison(
         queries=len(common),
         only_a=len(np.setdiff1d(first.query_ids, second.query_ids)),
         only_b=len(np.setdiff1d(second.query_ids, first.query_ids)),
-        unjudged=len(np.intersect1d(first.query_ids, second.query_ids)) - len(common),
-        mean_a=float(values_a.mean()) if len(common) else None,
-        mean_b=float(values_b.mean()) if len(common) else None,
+        unjudged=_unjudged(first, second, common),
+        missing_a=len(np.setdiff1d(common, first.query_ids, assume_unique=True)),
+        missing_b=len(np.setdiff1d(common, second.query_ids, assume_unique=True)),
+        mean_a=_mean(values_a),
+        mean_b=_mean(values_b),
         wins=int(np.count_nonzero(delta > TIE)),
         ties=int(np.count_nonzero(np.abs(delta) <= TIE)),
         losses=int(np.count_nonzero(delta < -TIE)),
@@ -148,6 +163,26 @@ def comparison(
     )
 
 
+def compared_queries(first: Evaluation, second: Evaluation) -> np.ndarray:
+    """Sorted ids of the queries a comparison pairs (see ``comparison``)."""
+    if first.mean_over == "judged":
+        return np.intersect1d(first.query_ids[first.counted], second.query_ids[second.counted])
+    judged = first.judged_ids if first.judged_ids is not None else np.zeros(0, np.int64)
+    return np.union1d(np.union1d(first.query_ids, second.query_ids), judged)
+
+
+def _mean(values: np.ndarray) -> float | None:
+    # Summed exactly, as each list's own mean is (query_mean): over the same queries the
+    # two agree to the last bit.
+    return math.fsum(values.tolist()) / len(values) if len(values) else None
+
+
+def _unjudged(first: Evaluation, second: Evaluation, common: np.ndarray) -> int:
+    if first.mean_over == "all":
+        return 0  # Counted, at 0.
+    return len(np.intersect1d(first.query_ids, second.query_ids)) - len(common)
+
+
 @dataclass(frozen=True)
 class Gate:
     """Whether B may replace A: its mean fell by no more than ``max_drop``, and why."""
@@ -158,21 +193,33 @@ class Gate:
 
 
 def comparison_gate(comparison: Comparison, spec: MetricSpec, *, max_drop: float) -> Gate:
-    """Pass unless the mean over the queries in common fell by more than ``max_drop``
+    """Pass unless the mean over the queries compared fell by more than ``max_drop``
     (a drop within ``TIE`` of it passes: rounding noise is not a regression)."""
     if comparison.queries == 0:
         reason = "The two result lists have no query in common, so nothing was compared."
+        if spec.mean_over == "all":
+            reason = "Neither result list returned a query and no query is judged yet."
         return Gate(max_drop, False, reason)
     change = comparison.mean_difference
     moved = (
         f"Mean {spec.label} {'fell' if change < 0 else 'rose'} by {abs(change):.4f} "
-        f"({comparison.mean_a:.4f} to {comparison.mean_b:.4f}) over {comparison.queries} "
-        f"queries in common: {comparison.losses} lost, {comparison.wins} gained, "
+        f"({comparison.mean_a:.4f} to {comparison.mean_b:.4f}) over {compared(comparison)}: "
+        f"{comparison.losses} lost, {comparison.wins} gained, "
         f"{comparison.ties} tied; p = {comparison.test.p_value:.3g}."
     )
     passed = -change <= max_drop + TIE
     verdict = "within" if passed else "more than"
     return Gate(max_drop, passed, f"{moved} The drop allowed is {max_drop:g}: {verdict} it.")
+
+
+def compared(comparison: Comparison) -> str:
+    """Which queries the means are over, in a few words."""
+    if comparison.a.mean_over == "judged":
+        return f"{comparison.queries} queries in common"
+    return (
+        f"all {comparison.queries} queries (mean over all: A did not return "
+        f"{comparison.missing_a}, B did not return {comparison.missing_b}, each counted 0)"
+    )
 
 
 def significance(values_a, values_b) -> tuple[RandomisationTest, ConfidenceInterval]:

@@ -53,7 +53,9 @@ class Evaluation:
 
     ``judgements`` counts each query's current grades and ``all_irrelevant`` marks the
     queries whose NDCG is 0 by convention; ``unreturned`` is the number of judged
-    queries the list did not return, which a mean over all queries counts at 0.
+    queries the list did not return, which a mean over all queries counts at 0, and
+    ``judged_ids`` (under a mean over all, else None) the judged queries' ids, which a
+    comparison of two lists needs as well.
     """
 
     result_list: ResultList
@@ -69,6 +71,7 @@ class Evaluation:
     source: Source
     mean_over: str = "judged"  # list_evaluations sets the metric's.
     unreturned: int = 0
+    judged_ids: np.ndarray | None = None
 
     @property
     def stored(self) -> bool:
@@ -164,7 +167,10 @@ def counted_as(
     def unreturned(evaluation: Evaluation) -> int:
         return 0 if judged is None else evaluate.unreturned_count(judged, evaluation.query_ids)
 
-    return [replace(e, mean_over=spec.mean_over, unreturned=unreturned(e)) for e in evaluations]
+    return [
+        replace(e, mean_over=spec.mean_over, unreturned=unreturned(e), judged_ids=judged)
+        for e in evaluations
+    ]
 
 
 def computed_evaluation(result_list, fresh: Freshness, grades, result) -> Evaluation:

@@ -1,15 +1,22 @@
 """GET /api/projects/<slug>/compare/: B against A query by query, and the gate."""
 
 import datetime as dt
+import io
+import re
+from contextlib import redirect_stdout
 
 import numpy as np
 import pytest
 
+from judgements import imports
+from judgements.models import Project, ResultList
+from metrics.core.cli import main as metrics_core
 from metrics.core.stats import paired_bootstrap_ci, paired_randomisation_test
 from metrics.registry import project_spec
 from tests.api import metrics_oracle
 from tests.api.conftest import NOV
 from tests.factories import ProjectFactory, ResultListFactory
+from tests.shared import TREC_EVAL
 
 # Charlie (analyst) compares; raters and visitors are refused (test_role_matrix).
 
@@ -75,8 +82,16 @@ def test_a_mean_over_all_queries_compares_the_unjudged_ones_too(charlie, shop):
 
     body = compare(charlie, shop, a=prod.pk, b=candidate.pk, mean_over="all")
 
-    assert body["queries"] == 4
+    # The four queries both returned (rope's "can't tell" too) and map, graded but
+    # returned by neither: 0 for both, as each list's own mean over all counts it.
+    assert body["queries"] == 5
+    rows = {row["text"]: row for row in body["results"]}
     assert "R-4" in {row["external_id"] for row in body["results"]}
+    assert (rows["map"]["a"], rows["map"]["b"]) == (0.0, 0.0)
+    assert (body["a"]["unreturned"], body["b"]["unreturned"]) == (1, 1)
+    for side, run in (("a", prod), ("b", candidate)):
+        own = charlie.get(f"/api/result-lists/{run.pk}/metrics/", {"mean_over": "all"}).json()
+        assert body[side]["mean"] == own["mean"]
 
 
 def test_without_max_drop_there_is_no_verdict(charlie, shop):
@@ -184,3 +199,118 @@ def test_lists_with_no_query_in_common_fail_the_gate_and_say_why(charlie, shop):
     assert body["queries"] == 0 and body["b"]["mean"] is None
     assert body["gate"]["passed"] is False
     assert "no query in common" in body["gate"]["reason"]
+
+
+# trec_eval's own test files: results.test (3 queries) as production, results.trunc
+# (it lacks query 302) as the candidate. trec_eval -c counts 302 at 0 for the candidate:
+# out.test.aq gives 0.3016 for results.test, out.test.aqc 0.1717 for results.trunc.
+TREC_EVAL_PARAMS = {"k": 10, "gain": "linear", "mean_over": "all"}
+
+
+def trec_eval_lists(slug: str = "trec") -> tuple[Project, ResultList, ResultList]:
+    """A project holding qrels.test, results.test ("production") and results.trunc
+    ("candidate"), imported as a user imports them."""
+    project = ProjectFactory(name="trec_eval", slug=slug, consensus="mean")
+    made = [
+        imports.result_list_import(
+            project=project, upload=[(TREC_EVAL / run).read_bytes()], file_format="trec",
+            name=name, create_missing=True,
+        ).result_list
+        for name, run in (("production", "results.test"), ("candidate", "results.trunc"))
+    ]  # fmt: skip
+    imports.judgement_import(
+        project=project, upload=[(TREC_EVAL / "qrels.test").read_bytes()],
+        file_format="qrels", uploaded_by=None, create_missing=True,
+    )  # fmt: skip
+    return project, *made
+
+
+def trec_eval_c(run: str) -> float:
+    """ndcg_cut.10 of ``run`` against qrels.test with -c, from ``python -m metrics.core``."""
+    out = io.StringIO()
+    argv = [str(TREC_EVAL / "qrels.test"), str(TREC_EVAL / run), "-m", "ndcg_cut.10", "-c"]
+    with redirect_stdout(out):
+        assert metrics_core([*argv, "--precision", "17"]) == 0
+    [line] = out.getvalue().splitlines()
+    return float(line.split("\t")[2])
+
+
+def expected_outputs(name: str) -> dict[str, float]:
+    """trec_eval's ndcg_cut_10 lines in its expected output ``name`` (4 places)."""
+    lines = [line.split() for line in (TREC_EVAL / name).read_text().splitlines()]
+    return {qid: float(value) for measure, qid, value in lines if measure == "ndcg_cut_10"}
+
+
+def test_a_mean_over_all_queries_counts_a_query_the_candidate_dropped_as_trec_eval_c(charlie, db):
+    project, production, candidate = trec_eval_lists()
+
+    body = compare(
+        charlie, project, a=production.pk, b=candidate.pk, max_drop=0.01, **TREC_EVAL_PARAMS
+    )
+
+    a, b = expected_outputs("out.test.aq"), expected_outputs("out.test.aqc")
+    assert (round(body["a"]["mean"], 4), round(body["b"]["mean"], 4)) == (a["all"], b["all"])
+    assert body["a"]["mean"] == pytest.approx(trec_eval_c("results.test"), abs=1e-12)
+    assert body["b"]["mean"] == pytest.approx(trec_eval_c("results.trunc"), abs=1e-12)
+    assert body["queries"] == 3
+    assert (body["a"]["unreturned"], body["b"]["unreturned"]) == (0, 1)
+    rows = {row["external_id"]: row for row in body["results"]}
+    assert {qid: round(row["a"], 4) for qid, row in rows.items()} == {
+        qid: value for qid, value in a.items() if qid != "all"
+    }
+    assert {qid: round(row["b"], 4) for qid, row in rows.items()} == {
+        qid: value for qid, value in b.items() if qid != "all"
+    }
+    assert rows["302"]["b"] == 0.0  # not returned by the candidate
+    assert (body["wins"], body["ties"], body["losses"]) == (1, 1, 1)
+    gate = body["gate"]
+    assert gate["passed"] is False
+    assert gate["reason"].startswith(
+        f"Mean NDCG@10 fell by {a['all'] - b['all']:.4f} ({a['all']:.4f} to {b['all']:.4f}) "
+        "over all 3 queries (mean over all: A did not return 0, B did not return 1, each "
+        "counted 0): 1 lost, 1 gained, 1 tied;"
+    )
+
+
+def test_the_baseline_missing_a_query_counts_it_at_0_for_the_baseline(charlie, db):
+    project, production, candidate = trec_eval_lists()
+
+    body = compare(charlie, project, a=candidate.pk, b=production.pk, **TREC_EVAL_PARAMS)
+
+    assert body["a"]["mean"] == pytest.approx(trec_eval_c("results.trunc"), abs=1e-12)
+    assert (body["a"]["unreturned"], body["b"]["unreturned"]) == (1, 0)
+    assert body["mean_difference"] == pytest.approx(
+        trec_eval_c("results.test") - trec_eval_c("results.trunc"), abs=1e-12
+    )
+
+
+def test_a_mean_over_judged_queries_still_compares_the_queries_both_returned(charlie, db):
+    project, production, candidate = trec_eval_lists()
+    params = {**TREC_EVAL_PARAMS, "mean_over": "judged"}
+
+    body = compare(charlie, project, a=production.pk, b=candidate.pk, **params)
+
+    assert body["queries"] == 2 and (body["only_a"], body["only_b"]) == (1, 0)
+    assert (body["a"]["unreturned"], body["b"]["unreturned"]) == (0, 0)
+    assert "302" not in {row["external_id"] for row in body["results"]}
+    assert (
+        "over 2 queries in common"
+        in compare(charlie, project, a=production.pk, b=candidate.pk, max_drop=0, **params)[
+            "gate"
+        ]["reason"]
+    )
+
+
+def test_the_compare_page_says_how_many_queries_each_list_did_not_return(client, analyst, db):
+    project, production, candidate = trec_eval_lists()
+    client.force_login(analyst)
+    params = {"a": production.pk, "b": candidate.pk, **TREC_EVAL_PARAMS}
+
+    response = client.get(f"/metrics/{project.slug}/compare/", params)
+
+    assert response.status_code == 200
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", response.content.decode()))
+    assert "Over all 3 queries, every judged query and every query either list returned" in text
+    assert "A did not return 0 and B did not return 1" in text
+    data = response.context["data"]
+    assert (round(data.mean_a, 4), round(data.mean_b, 4)) == (0.3016, 0.1717)

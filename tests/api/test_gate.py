@@ -10,6 +10,7 @@ import pytest
 
 from config.api.tokens import token_create
 from judgements.models import ResultList
+from tests.api.test_compare import trec_eval_c, trec_eval_lists
 from tests.factories import (
     DocumentFactory,
     HitFactory,
@@ -19,6 +20,7 @@ from tests.factories import (
     ResultListFactory,
     UserFactory,
 )
+from tests.shared import TREC_EVAL
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "relevance_gate.py"
 # Per query, the baseline's ranking of documents 1-5; document 1 is perfect (3), 2
@@ -175,3 +177,31 @@ def test_the_readmes_curl_step_fails_the_build_on_a_drop(
     assert ResultList.objects.filter(project=project, name="ci-abc123").exists()
     verdict = "more than it" if status else "within it"
     assert done.stdout.strip().endswith(f"The drop allowed is 0.01: {verdict}.")
+
+
+def test_the_gate_over_all_queries_counts_the_query_the_candidate_no_longer_returns(
+    live_server, analyst
+):
+    """The issue's pair: qrels.test, results.test as production and results.trunc (it
+    lacks query 302) as the candidate. trec_eval -c gives 0.3016 and 0.1717 (out.test.aq,
+    out.test.aqc): a drop, where comparing the two queries in common showed a rise."""
+    project, _, _ = trec_eval_lists(slug="shop")
+    project.result_lists.get(name="candidate").delete()
+    token = token_create(user=analyst)
+
+    done = gate(live_server, token, "--baseline", "production",
+                "--run", str(TREC_EVAL / "results.trunc"), "--name", "ci-trunc",
+                "--param", "mean_over=all", "--param", "k=10", "--param", "gain=linear",
+                "--max-drop", "0.01")  # fmt: skip
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    a, b = trec_eval_c("results.test"), trec_eval_c("results.trunc")
+    assert (f"{a:.4f}", f"{b:.4f}") == ("0.3016", "0.1717")
+    out = done.stdout
+    assert f"A production: {a:.4f}   B ci-trunc: {b:.4f}   change {b - a:+.4f}" in out
+    assert (
+        "  3 queries, mean over all: A did not return 0, B did not return 1 (each counts 0): "
+        "1 better, 1 tied, 1 worse." in out
+    )
+    assert f"FAILED: Mean NDCG@10 fell by {a - b:.4f} ({a:.4f} to {b:.4f}) over all 3 " in out
+    assert "302" in [row.split()[0] for row in out.splitlines() if row.startswith("    3")]
