@@ -313,7 +313,9 @@ class JudgementImportApi(APIView):
     Quepid CSV, qrels, RRE, LTR and OpenSearch grades go to the project's import rater
     (``import.<slug>``); event files (``jsonl``, ``csv``) keep their raters and times
     (an event imported before is skipped); a Quepid book's judgements go to rater
-    accounts matched or created by e-mail. ``queries`` (optional, for qrels) is a CSV
+    accounts matched or created by e-mail, its anonymous ones to the import rater and
+    its AI judges' ("user_email": null) to machine judge "Quepid AI judge", as
+    ``source=machine`` events. ``queries`` (optional, for qrels) is a CSV
     with ``id,text`` naming each ``qid``; without it a qid is a query's external id.
     ``create_missing`` creates the documents (and qrels queries) the project lacks.
     """

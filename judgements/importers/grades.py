@@ -87,11 +87,13 @@ class Pairs:
             return  # Off the scale or unknown: reported at the end of the file.
         if document_id is None and not document_key:
             return
-        if query_id and document_id and not event.get("rater_key"):
+        # Whose answer it is, for the repeats check: the rater's key, or what the
+        # parser names (a Quepid book's judgements without an e-mail, any number a pair).
+        who = event.pop("repeat_key", event.get("rater_key"))
+        if query_id and document_id and not who:
             self.seen.add((query_id << 32) | document_id, line)
         else:
-            key = (query_id or query_key, document_id or document_key, event.get("rater_key"))
-            self.seen.add(key, line)
+            self.seen.add((query_id or query_key, document_id or document_key, who), line)
         yield JudgementRow(
             line, query_id, document_id, grade, query_key=query_key, document_key=document_key,
             **event,

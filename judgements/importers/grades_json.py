@@ -3,6 +3,7 @@ Quepid book (per-rater judgements)."""
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from judgements.importers.catalogue import query_by_text
@@ -176,16 +177,28 @@ def _opensearch_query(line, text, ratings, vocabulary, pairs: Pairs) -> Iterator
         yield from pairs.row(rating.line, query, rating["docId"], rating.get("rating"))
 
 
+# The machine judge a Quepid book's AI judgements go to: Quepid's export names no AI
+# judge (it writes "user_email": null for each), so one judge of the project holds them.
+QUEPID_AI_JUDGE = "Quepid AI judge"
+
+
 def quepid_book(chunks: Iterable[bytes], vocabulary: Vocabulary):
     """A Quepid book export (its JSON, or the .json.zip Quepid offers for download):
-    every rater's judgement of every query/document pair.
+    every judgement of every query/document pair, as Quepid's exporter writes them
+    (``app/views/api/v1/export/books/_judgements.json.jbuilder``): ``rating``,
+    ``unrateable``, ``judge_later``, ``user_email`` and ``explanation``.
 
-    Each judgement becomes an event of the rater named by ``user_email`` (an account
-    matched or created by the service) or, for Quepid's AI judges, ``judge_name``:
-    a rating is a grade, ``unrateable`` is "can't tell", ``judge_later`` is skipped,
-    ``explanation`` is the note, and ``updated_at``/``created_at`` (when present) the
-    time. Each answer gets an event id from its rater, pair and answer, so importing
-    the book again adds only the answers that changed.
+    A judgement with an e-mail is an event of the account with that e-mail (matched
+    or created by the service). Quepid leaves ``user_email`` out of a judgement that
+    has no user (an anonymous one): its events are the project's import account's.
+    It writes ``"user_email": null`` for an AI judge's (a user without an e-mail; the
+    book does not name it): its events are those of the machine judge
+    ``QUEPID_AI_JUDGE``, of source "machine", kept out of human numbers as any
+    machine judge's until the project's gate certifies it. A rating is a grade,
+    ``unrateable`` is "can't tell", ``judge_later`` is skipped, ``explanation`` is the
+    note (a machine judge's rationale), and ``updated_at``/``created_at`` (when
+    present) the time. Each answer gets an event id from its rater, pair and answer,
+    so importing the book again adds only the answers that changed.
     """
     pairs = Pairs(vocabulary, ("query_text", "doc_id", "rating"))
     found, chunks = 0, unzipped(chunks)
@@ -215,6 +228,9 @@ def _book_pair(item, vocabulary: Vocabulary, pairs: Pairs) -> Iterator:
         text,
         vocabulary,
     )
+    # Quepid holds one judgement per user and pair, but any number without a user or
+    # by AI judges (which the export does not tell apart): counted to keep them apart.
+    seen = Counter()
     for judgement in pair.get("judgements", []):
         line = getattr(judgement, "line", pair.line)
         event = _book_event(line, judgement)
@@ -222,9 +238,17 @@ def _book_pair(item, vocabulary: Vocabulary, pairs: Pairs) -> Iterator:
             yield event
             continue
         kind, rating, fields = event
+        # Whose answer, in the event id: the e-mail, "" (anonymous) or None (an AI judge).
+        who = fields.get("rater_key", None if fields.get("machine_judge") else "")
+        answer = [who, text, pair.get("doc_id"), kind, rating]
+        seen[who] += 1
+        if seen[who] > 1:
+            answer.append(seen[who] - 1)
+        if not fields.get("rater_key"):
+            fields["repeat_key"] = (who, seen[who])
         # The same answer in a later export of the book is the same event, imported once.
-        answer = json.dumps([fields["rater_key"], text, pair.get("doc_id"), kind, rating])
-        fields["event_id"] = "quepid:" + hashlib.sha256(answer.encode()).hexdigest()[:40]
+        digest = hashlib.sha256(json.dumps(answer).encode()).hexdigest()[:40]
+        fields["event_id"] = "quepid:" + digest
         if kind == "grade":
             yield from pairs.row(line, query, pair.get("doc_id"), rating, kind=kind, **fields)
         else:
@@ -234,9 +258,9 @@ def _book_pair(item, vocabulary: Vocabulary, pairs: Pairs) -> Iterator:
 def _book_event(line: int, judgement) -> tuple | LineError | Skip:
     if not isinstance(judgement, LineDict):
         return LineError(line, "judgements", "Each judgement must be an object.")
-    rater = judgement.get("user_email") or judgement.get("judge_name")
-    if not isinstance(rater, str) or not rater.strip():
-        return LineError(line, "user_email", "A judgement needs user_email (or judge_name).")
+    rater = _book_rater(line, judgement)
+    if isinstance(rater, LineError):
+        return rater
     note = text_field(
         judgement.get("explanation"), "explanation", line, limit=10_000, required=False
     )
@@ -246,7 +270,7 @@ def _book_event(line: int, judgement) -> tuple | LineError | Skip:
         return note
     if problem:
         return LineError(line, "updated_at", problem)
-    fields = {"rater_key": rater.strip().lower(), "note": note, "created_at": created_at}
+    fields = {**rater, "note": note, "created_at": created_at}
     if judgement.get("judge_later") and judgement.get("rating") is None:
         return Skip(line, "marked judge later")
     if judgement.get("unrateable"):
@@ -254,6 +278,21 @@ def _book_event(line: int, judgement) -> tuple | LineError | Skip:
     if judgement.get("rating") is None:
         return Skip(line, UNRATED)
     return "grade", judgement["rating"], fields
+
+
+def _book_rater(line: int, judgement: LineDict) -> dict | LineError:
+    """Whose judgement, as Quepid's exporter writes it: ``user_email`` left out when it
+    has no user, null for an AI judge (a user without an e-mail)."""
+    if "user_email" not in judgement:
+        return {}  # The project's import account's.
+    email = judgement["user_email"]
+    if email is None or (isinstance(email, str) and not email.strip()):
+        return {"machine_judge": QUEPID_AI_JUDGE}
+    if not isinstance(email, str) or "@" not in email:
+        shown = f'"{email[:100]}"' if isinstance(email, str) else "This"
+        message = f"{shown} is not an e-mail address (null is an AI judge's judgement)."
+        return LineError(line, "user_email", message)
+    return {"rater_key": email.strip().lower()}
 
 
 def _cant_tell(pairs: Pairs, line, query, docid, fields) -> Iterator:

@@ -127,7 +127,8 @@ class HitRow(NamedTuple):
 class JudgementRow(NamedTuple):
     """One judgement event. ``query_id``/``document_id`` are None for a query or
     document to create under ``query_key``/``document_key``; ``rater_id`` None is the
-    project's import rater, or the account of ``rater_key`` (an e-mail address).
+    project's import rater, or the account of ``rater_key`` (an e-mail address), or the
+    machine judge named ``machine_judge`` (its event then has source "machine").
     ``query_external_id`` is the file's own id of a query to create under its text
     (an LTR file's ``qid``), kept as the new query's external id."""
 
@@ -144,6 +145,7 @@ class JudgementRow(NamedTuple):
     document_key: str = ""
     rater_key: str = ""
     query_external_id: str = ""
+    machine_judge: str = ""
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,6 +1,6 @@
 """Importing judgements: every format's grades appended to the log as events with
 ``source=import``, under the file's raters, the project's import rater or Quepid's
-accounts."""
+accounts (anonymous ones the import rater's, an AI judge's a machine judge's)."""
 
 import uuid
 from collections import Counter
@@ -14,6 +14,7 @@ from django.utils import timezone
 from judgements import importers
 from judgements.derived import pairs
 from judgements.importers import ImportRejected, JudgementBlock, LineError, Vocabulary
+from judgements.imports.book_raters import BookRaters
 from judgements.imports.common import (
     ImportResult,
     Summary,
@@ -49,7 +50,9 @@ def judgement_import(
     name active raters (or the import rater) and keep their times, which may not be
     later than now; an event whose ``id`` the project has imported before, or equal
     to an event it holds already, is skipped, so sending a file twice adds nothing.
-    A Quepid book's judgements go to rater accounts matched (or created) by e-mail.
+    A Quepid book's judgements go to rater accounts matched (or created) by e-mail;
+    its anonymous ones to the import rater, and its AI judges' to a machine judge, as
+    events of source "machine" (``judgements.imports.book_raters``).
 
     With ``create_missing``, documents (and qrels query ids) the project lacks are
     created instead of refused. A file with no judgement in it is refused.
@@ -72,6 +75,7 @@ def judgement_import(
         raise ImportRejected([LineError(None, None, _nothing_message(summary.skipped))], 1)
     created = writer.finish()
     summary.notes += created_notes(writer.created, writer.account_names)
+    summary.notes += writer.book.notes() if writer.book else []
     if skipped := rows - created:
         summary.skipped["already imported"] = skipped
     metrics_schedule_refresh(project_id=project.pk, query_ids=sorted(writer.query_ids))
@@ -136,6 +140,8 @@ class _JudgementWriter:
         self.pairs = spec.raters == "import"
         self.staging = Staging(Judgement, PAIR_COLUMNS if self.pairs else JUDGEMENT_COLUMNS)
         self.staged = 0
+        accounts = spec.raters == "accounts"
+        self.book = BookRaters(project, lambda: import_rater(project)) if accounts else None
 
     def write(self, items) -> None:
         rows = [item for item in items if not isinstance(item, JudgementBlock)]
@@ -149,8 +155,9 @@ class _JudgementWriter:
     def _write_rows(self, rows) -> None:
         self.created["documents"] += add_documents_by_key(self.project, self.vocabulary, rows)
         self.created["queries"] += add_queries(self.project, self.vocabulary, rows, self.spec)
-        if self.spec.raters == "accounts":
+        if self.book:
             self._add_accounts(rows)
+            rows = [self.book.resolved(row) for row in rows]
         queries, documents = self.vocabulary.qids, self.vocabulary.documents
         resolved = [
             (
@@ -166,12 +173,15 @@ class _JudgementWriter:
             return
         # Formatting in Python is the slow part of an import: what every row shares
         # is formatted once per batch.
-        fixed = f"{Judgement.Source.IMPORT.value}\t{self.import_id}"
+        # A Quepid book's AI judgements are a machine judge's events (see book_raters).
+        sources = (Judgement.Source.IMPORT, Judgement.Source.MACHINE)
+        fixed = [f"{source.value}\t{self.import_id}" for source in sources]
         note, now = copy_value(self.note), copy_value(self.now)
         self.staging.copy(
             f"{query}\t{document}\t{self._rater(row)}\t{row.kind}\t"
             f"{copy_value(row.grade)}\t{copy_value(row.note) if row.note else note}\t"
-            f"{copy_value(row.created_at) if row.created_at else now}\t{fixed}\t"
+            f"{copy_value(row.created_at) if row.created_at else now}\t"
+            f"{fixed[bool(row.machine_judge)]}\t"
             f"{copy_value(row.event_id)}\t{'t' if row.created_at else 'f'}\n"
             for query, document, row in resolved
         )
@@ -227,9 +237,12 @@ class _JudgementWriter:
         # A large import recounts the pairs it touched once, set-based; a small one
         # leaves them to the triggers.
         graded_by = (self.rater_id, self.now) if self.pairs else None
-        return pairs.insert_counted(
+        created = pairs.insert_counted(
             self.project.pk, self.staging.table, insert, self.staged, graded_by
         )
+        if self.book:
+            self.book.answers_record(self.import_id)
+        return created
 
     def _add_accounts(self, rows) -> None:
         keys = {row.rater_key for row in rows if row.rater_key} - set(self.accounts)
@@ -249,14 +262,11 @@ class _JudgementWriter:
 
 
 def _accounts_for(keys: set[str]) -> dict[str, User]:
-    """Users whose e-mail (or, for keys without @, username) is one of ``keys``."""
-    users = User.objects.annotate(lower_email=Lower("email"), lower_name=Lower("username"))
+    """Users whose e-mail is one of ``keys`` (lower-case e-mail addresses)."""
+    users = User.objects.annotate(lower_email=Lower("email"))
     found = {}
     for user in users.filter(lower_email__in=keys).prefetch_related("groups"):
         found.setdefault(user.lower_email, user)
-    names = {_judge_username(key): key for key in keys if "@" not in key}
-    for user in users.filter(lower_name__in=list(names)).prefetch_related("groups"):
-        found.setdefault(names[user.lower_name], user)
     return found
 
 
@@ -266,17 +276,13 @@ def _may_rate(user) -> bool:
     return can_rate(user)
 
 
-def _judge_username(key: str) -> str:
-    return f"judge-{key}"[:150].lower()
-
-
 def _account_create(key: str) -> User:
-    """A rater account for a Quepid e-mail (or AI judge name): no usable password until
-    an admin sets one."""
-    username = key[:150] if "@" in key else _judge_username(key)
+    """A rater account for a Quepid user's e-mail: no usable password until an admin
+    sets one."""
+    username = key[:150]
     while User.objects.filter(username__iexact=username).exists():
         username = f"{username[:140]}-{uuid.uuid4().hex[:6]}"
-    user = User(username=username, email=key if "@" in key else "", is_active=True)
+    user = User(username=username, email=key, is_active=True)
     user.set_unusable_password()
     user.save()
     user.groups.add(Group.objects.get(name=Role.RATER.value))
