@@ -51,7 +51,9 @@ class EngineUnavailable(Exception):
 
 
 class _Throttled(Exception):
-    def __init__(self, retry_after: float):
+    """A 429: ``retry_after`` is its Retry-After header, if it had one."""
+
+    def __init__(self, retry_after: str | None = None):
         self.retry_after = retry_after
 
 
@@ -115,7 +117,7 @@ class _Elastic(_Engine):
         for item in items:
             status = item.get("status", 200) if isinstance(item, dict) else 200
             if status == 429:
-                raise _Throttled(retry_after_seconds(None, 0))
+                raise _Throttled()
             answer = self.reader.answer(item)
             if answer.failed:
                 answer.status = status
@@ -149,9 +151,7 @@ class _Elasticsearch(_Elastic):
             )
         except elasticsearch.ApiError as error:
             if error.meta.status == 429:
-                raise _Throttled(
-                    retry_after_seconds(error.meta.headers.get("retry-after"), 0)
-                ) from None
+                raise _Throttled(error.meta.headers.get("retry-after")) from None
             return [self._status_answer(error.meta.status, _api_message(error.body))] * len(bodies)
         except elastic_transport.ConnectionTimeout:
             return [_timed_out(self.endpoint)] * len(bodies)
@@ -199,7 +199,7 @@ class _OpenSearch(_Elastic):
         except os_exceptions.TransportError as error:
             status = error.status_code if isinstance(error.status_code, int) else None
             if status == 429:
-                raise _Throttled(retry_after_seconds(network.last_retry_after(), 0)) from None
+                raise _Throttled(network.last_retry_after()) from None
             if status is None:
                 return [Answer(status=200, error="The answer is not JSON.")] * len(bodies)
             return [self._status_answer(status, _api_message(error.info))] * len(bodies)
@@ -235,7 +235,7 @@ class _Http(_Engine):
         except (httpx2.HTTPError, network.OutboundRefused, network.Redirected) as error:
             raise EngineUnavailable(network.failure_message(error, self.endpoint)) from None
         if response.status_code == 429:
-            raise _Throttled(retry_after_seconds(response.headers.get("retry-after"), 0))
+            raise _Throttled(response.headers.get("retry-after"))
         try:
             parsed = json.loads(response.content)
         except ValueError:
@@ -324,7 +324,7 @@ def _with_retries(engine: _Engine, batch: list[dict]) -> list[Answer]:
         except _Throttled as throttled:
             if attempt == MAX_RETRIES:
                 break
-            time.sleep(throttled.retry_after if throttled.retry_after else 2**attempt)
+            time.sleep(retry_after_seconds(throttled.retry_after, attempt))
     message = f"HTTP 429 Too Many Requests, {MAX_RETRIES + 1} times (each Retry-After waited)."
     return [Answer(status=429, error=message) for _ in batch]
 

@@ -119,7 +119,8 @@ def failure_message(error: Exception, endpoint) -> str:
 
 
 def _sentence(text: str) -> str:
-    text = text[:1].upper() + text[1:]
+    if not text.startswith("http"):
+        text = text[:1].upper() + text[1:]
     return text if text.endswith(".") else text + "."
 
 

@@ -15,11 +15,12 @@ from urllib.parse import urlsplit
 from django.conf import settings
 
 from config import outbound
-from config.outbound import HostNotFound, OutboundRefused
+from config.outbound import HostNotFound, OutboundRefused, ResponseTooLarge
 
 __all__ = [
     "HostNotFound",
     "OutboundRefused",
+    "ResponseTooLarge",
     "checked_address",
     "endpoint_url_problem",
     "http_client",
@@ -73,7 +74,8 @@ def narrowed_resolver(host: str, port: int) -> list[str]:
     found = outbound.system_resolver(host, port)
     entries = _entries()
     listed = not entries or _name_listed(host, entries)
-    if not listed and not (found and all(_address_listed(a.split("%")[0], entries) for a in found)):
+    inside = found and all(_address_listed(a.split("%")[0], entries) for a in found)
+    if not listed and not inside:
         raise OutboundRefused(
             f"{host} is not among the hosts SEARCH_ENDPOINT_ALLOW allows", host=host
         )

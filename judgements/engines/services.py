@@ -117,3 +117,19 @@ def template_make_current(*, endpoint: SearchEndpoint, template: SearchTemplate)
 
 def _user(user):
     return user if user is not None and user.is_authenticated else None
+
+
+def query_ids_named(project: Project, text: str) -> list[int]:
+    """The ids of the queries named one a line (external id, else text); raises
+    ValidationError naming those the project lacks. Empty text: no restriction."""
+    names = [line.strip() for line in text.splitlines() if line.strip()]
+    if not names:
+        return []
+    by_key = dict(project.queries.exclude(external_id="").values_list("external_id", "id"))
+    by_text = dict(project.queries.filter(text__in=names).values_list("text", "id"))
+    found = [by_key.get(name) or by_text.get(name) for name in names]
+    missing = [name for name, pk in zip(names, found, strict=True) if pk is None]
+    if missing:
+        shown = ", ".join(f'"{name[:60]}"' for name in missing[:5])
+        raise ValidationError({"queries": [f"{len(missing)} not in the project: {shown}."]})
+    return sorted(set(found))

@@ -234,7 +234,11 @@ class EngineServer:
             if q in self.no_id:
                 del result["docid"]
             results.append(result)
-        return {"data": {"total": found, "results": results}}
+        # Past the matching documents, as many more as ``many`` asks for.
+        results += [
+            {"docid": f"extra-{n}", "name": "padding"} for n in range(len(results), self.many)
+        ]
+        return {"data": {"total": max(found, self.many), "results": results}}
 
     # HTTP --------------------------------------------------------------------------
 
