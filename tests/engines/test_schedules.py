@@ -4,10 +4,8 @@ the next; a paused (or re-armed) schedule's old firing does nothing."""
 import datetime as dt
 
 import pytest
-from asgiref.local import Local
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
-from django.tasks import task_backends
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
@@ -93,12 +91,6 @@ def test_the_command_fires_schedules_that_are_due(
 def database_tasks(settings):
     """The task backend of production (django-tasks-db), which can defer a task."""
     settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
-    task_backends.__dict__.pop("settings", None)
-    task_backends._connections = Local(False)
-    yield
-    settings.TASKS = {"default": {"BACKEND": "django.tasks.backends.immediate.ImmediateBackend"}}
-    task_backends.__dict__.pop("settings", None)
-    task_backends._connections = Local(False)
 
 
 @pytest.mark.django_db(transaction=True)
