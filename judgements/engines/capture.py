@@ -128,6 +128,7 @@ def _ranking(capture: Capture) -> list:
         for _, text, description, key in queries
     ]
     engine = clients.engine_open(endpoint, secret_of(endpoint))
+    engine.trim_source = True
     try:
         answers = clients.search_all(
             engine, bodies, concurrency=endpoint.concurrency, progress=_progress(capture)
@@ -268,10 +269,13 @@ def _document_lines(project, ranking: list) -> bytes:
         old = stored.get(key, {})
         line = {name: hit.get(name, old.get(name, "")) for name in ("title", "url", "snippet")}
         line["image_url"] = old.get("image_url", "")
-        lines.append(
-            json.dumps({"id": key, **line, **(old.get("fields") or {}), **hit.get("fields", {})})
-        )
-    return ("\n".join(lines) + "\n").encode()
+        fields = {**(old.get("fields") or {}), **hit.get("fields", {})}
+        # A document the engine describes as it is stored is left alone: a scheduled
+        # capture of an unchanged index writes no document.
+        if old and all(old[name] == line[name] for name in line) and old["fields"] == fields:
+            continue
+        lines.append(json.dumps({"id": key, **line, **fields}))
+    return ("\n".join(lines) + "\n").encode() if lines else b""
 
 
 def _nothing_answered(capture: Capture) -> str:

@@ -109,8 +109,14 @@ class _Elastic(_Engine):
         url = f"{self.endpoint.base_url.rstrip('/')}/{self.endpoint.index}/_search"
         return Sent("POST", url, body)
 
+    # Captures ask only for the fields they read (the live view wants whole hits).
+    trim_source = False
+
     def body_with_size(self, body: dict) -> dict:
-        return body if "size" in body else {**body, "size": self.endpoint.depth}
+        extra = {} if "size" in body else {"size": self.endpoint.depth}
+        if self.trim_source and "_source" not in body:
+            extra["_source"] = self.reader.source_fields()
+        return {**body, **extra} if extra else body
 
     def answers(self, items) -> list[Answer]:
         answers = []

@@ -50,6 +50,12 @@ class HitReader:
         self.kept = list(endpoint.kept_fields or [])
         self.hits_path, self.depth = endpoint.hits_path, endpoint.depth
 
+    def source_fields(self) -> list[str] | bool:
+        """The ``_source`` fields a capture reads (False when it reads none)."""
+        names = [self.id_field, self.title, self.url, self.snippet, *self.kept]
+        wanted = [name for name in names if name and not name.startswith("_")]
+        return list(dict.fromkeys(wanted)) or False
+
     @property
     def elastic(self) -> bool:
         return self.kind in ("elasticsearch", "opensearch")

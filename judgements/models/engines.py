@@ -205,10 +205,17 @@ class Capture(models.Model):
         FAILED = "failed", "failed"
 
     endpoint = models.ForeignKey(SearchEndpoint, on_delete=models.CASCADE, related_name="captures")
-    template = models.ForeignKey(SearchTemplate, on_delete=models.PROTECT, related_name="captures")
+    # A version used by a capture stays (RESTRICT), unless its endpoint goes.
+    template = models.ForeignKey(
+        SearchTemplate, on_delete=models.RESTRICT, related_name="captures"
+    )
     kind = models.CharField(max_length=16, choices=Kind, default=Kind.MANUAL)
     schedule = models.ForeignKey(
-        CaptureSchedule, null=True, blank=True, on_delete=models.SET_NULL, related_name="captures"
+        CaptureSchedule,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="captures",
     )
     name = models.CharField(max_length=200, help_text="The result list's name.")
     query_ids = models.JSONField(default=list, blank=True, help_text="Empty: every query.")

@@ -367,3 +367,22 @@ def _parsing_error(reason: str) -> dict:
     error = json.loads(json.dumps(ERRORS["es_parsing_exception"]))
     error["error"]["reason"] = error["error"]["root_cause"][0]["reason"] = reason
     return error
+
+
+def main() -> None:
+    """Serve in a process of its own (the benchmark's engine): prints its URL."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--flavour", default="elasticsearch")
+    parser.add_argument("--index", default="cranfield")
+    args = parser.parse_args()
+    server = EngineServer(flavour=args.flavour, index=args.index).start()
+    print(server.url, flush=True)
+    sys.stdin.read()  # Until the parent closes our input.
+    server.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -343,3 +343,27 @@ def test_search_endpoint_allow_narrows_the_outbound_policy(analyst, run, elastic
     assert elastic.requests == []
     settings.SEARCH_ENDPOINT_ALLOW = ["127.0.0.0/8"]
     assert run(endpoint, name="allowed").status == "done"
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_deleting_a_project_or_a_captured_list_takes_the_engines_rows_along(elastic, analyst, run):
+    from judgements import jobs
+    from judgements.engines.schedules import schedule_create
+    from judgements.models import CaptureSchedule, Job, SearchEndpoint, SearchTemplate
+
+    project = cranfield_project(analyst, queries=3)
+    endpoint = make_endpoint(project, elastic, analyst)
+    first = run(endpoint, name="first")
+    second = run(endpoint, name="second", kind="try", baseline=first.result_list)
+    schedule_create(endpoint=endpoint, expression="0 3 * * *", user=analyst)
+
+    job = jobs.result_list_delete_start(result_list=first.result_list, user=analyst)
+
+    assert Job.objects.get(pk=job.pk).status == "done"
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert first.result_list is None and second.baseline is None
+    job = jobs.project_delete_start(project=project, user=analyst)
+    assert Job.objects.get(pk=job.pk).status == "done"
+    for model in (SearchEndpoint, SearchTemplate, Capture, CaptureSchedule):
+        assert not model.objects.exists()
