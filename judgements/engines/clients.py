@@ -2,8 +2,8 @@
 
 Elasticsearch and OpenSearch are asked with their official clients (``elasticsearch``,
 ``opensearch-py``), many queries per ``_msearch``; Solr and JSON search APIs, which
-no client would add anything to, with httpx, one query per request. Every
-connection goes through the app's one outbound policy (``judgements.engines.network``).
+no client would add anything to, with the outbound policy's httpx2 client, one query
+per request. Every connection goes through that one policy (``judgements.engines.network``).
 
 ``search_all`` sends the queries at the endpoint's concurrency, waits out a 429's
 ``Retry-After`` (capped) and tries again, and turns anything else into a per-query
@@ -26,8 +26,9 @@ import httpx2
 import opensearchpy
 from opensearchpy import exceptions as os_exceptions
 
+from config import outbound
 from judgements.engines import network
-from judgements.engines.reading import MAX_MESSAGE, Answer, HitReader
+from judgements.engines.reading import Answer, HitReader, engine_error
 from judgements.engines.templates import flat_parameters
 
 MAX_RETRIES = 3
@@ -96,8 +97,9 @@ class _Engine:
 
     def _status_answer(self, status: int, message: str) -> Answer:
         if status in FATAL_STATUSES:
-            raise EngineUnavailable(f"HTTP {status}: {message}", status)
-        return Answer(status=status, error=message or f"HTTP {status}")
+            said = f"HTTP {status}: {message}" if message else outbound.describe_status(status)
+            raise EngineUnavailable(said if message else f"HTTP {said}", status)
+        return Answer(status=status, error=message or f"HTTP {outbound.describe_status(status)}")
 
 
 class _Elastic(_Engine):
@@ -245,13 +247,15 @@ class _Http(_Engine):
         try:
             parsed = json.loads(response.content)
         except ValueError:
+            parsed = None
+        if response.status_code >= 400:
+            message = engine_error(parsed) if isinstance(parsed, dict) else ""
+            return [self._status_answer(response.status_code, message or "")]
+        if parsed is None:
             kind = response.headers.get("content-type", "no content type").split(";")[0]
             message = f"The answer is not JSON ({kind}, {len(response.content):,} bytes)."
             return [Answer(status=response.status_code, error=message)]
         answer = self.reader.answer(parsed)
-        if response.status_code >= 400:
-            message = answer.error or f"HTTP {response.status_code}"
-            return [self._status_answer(response.status_code, message)]
         if answer.failed:
             answer.status = response.status_code
         return [answer]
@@ -340,11 +344,11 @@ def _timed_out(endpoint) -> Answer:
 
 
 def _api_message(body) -> str:
+    """The engine's own message in an error answer; nothing of a body that is not its
+    JSON error (an HTML page of a proxy), which the status alone describes."""
     if isinstance(body, dict):
-        from judgements.engines.reading import engine_error
-
         return engine_error(body) or "The engine answered with an error."
-    return str(body)[:MAX_MESSAGE] if isinstance(body, str) and body.startswith("{") else ""
+    return ""
 
 
 def _elastic_auth(endpoint, secret: str) -> dict:

@@ -367,3 +367,22 @@ def test_deleting_a_project_or_a_captured_list_takes_the_engines_rows_along(elas
     assert Job.objects.get(pk=job.pk).status == "done"
     for model in (SearchEndpoint, SearchTemplate, Capture, CaptureSchedule):
         assert not model.objects.exists()
+
+
+def test_solrs_401_page_is_named_by_its_status_not_echoed(solr, analyst, run):
+    project = cranfield_project(analyst, queries=2)
+    solr.auth = ("basic", "solr", "SolrRocks")
+
+    capture = run(make_endpoint(project, solr, analyst))
+
+    assert capture.status == "failed"
+    assert capture.error == "HTTP 401 (Unauthorized)"
+
+
+def test_a_json_apis_own_error_message_is_shown(search_api, analyst, run):
+    project = cranfield_project(analyst, queries=2)
+    search_api.auth = ("bearer", "right")
+
+    capture = run(make_endpoint(project, search_api, analyst, auth="bearer", secret="wrong"))
+
+    assert capture.error == "HTTP 401: unauthorised"
