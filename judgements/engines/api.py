@@ -216,6 +216,7 @@ class CaptureDetailApi(APIView):
                 }
         return Response(body)
 
+    @extend_schema(responses={204: None})
     def delete(self, request, pk):
         capture = _capture(pk)
         if not capture.is_try:
@@ -348,6 +349,12 @@ class LiveApi(APIView):
 
     permission_classes = [IsAnalyst]
 
+    @extend_schema(
+        responses={
+            200: OpenApiResponse(description="The live hits beside the stored ones."),
+            502: OpenApiResponse(description="The engine did not answer: ``error`` says why."),
+        }
+    )
     def get(self, request, pk):
         endpoint = get_object_or_404(SearchEndpoint.objects.select_related("project"), pk=pk)
         project = endpoint.project

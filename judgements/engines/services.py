@@ -1,5 +1,7 @@
 """Writing endpoints and their template versions (the pages and the API both end here)."""
 
+import math
+
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
@@ -57,6 +59,8 @@ def _check(endpoint: SearchEndpoint, *, secret: str, new: bool) -> None:
         endpoint.full_clean(exclude=["project", "created_by"])
     except ValidationError as error:
         errors.update(error.message_dict)
+    if not math.isfinite(endpoint.timeout_seconds or 0):
+        errors.setdefault("timeout_seconds", []).append("A number of seconds.")
     if problem := endpoint_url_problem(endpoint.base_url):
         errors.setdefault("base_url", []).append(problem)
     if endpoint.kind != SearchEndpoint.Kind.JSON and endpoint.hits_path:
