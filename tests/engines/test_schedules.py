@@ -93,7 +93,7 @@ def database_tasks(settings):
     settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_the_task_worker_fires_a_schedule_at_its_time(database_tasks, elastic, analyst):
     project = cranfield_project(analyst, queries=3)
     endpoint = make_endpoint(project, elastic, analyst)
