@@ -163,6 +163,11 @@ TASKS = {"default": {"BACKEND": TASK_BACKENDS[os.getenv("TASKS_BACKEND", "immedi
 # the request returns at once however long the import takes; smaller ones in the request.
 UPLOAD_BACKGROUND_BYTES = envint("UPLOAD_BACKGROUND_BYTES", str(4 << 20))
 
+# Hosts search endpoints may name (judgements/engines/safety.py): host names,
+# *.domain, addresses or CIDR networks; empty: any the outbound policy allows. It only
+# narrows that policy (OUTBOUND_ALLOW), never widens it.
+SEARCH_ENDPOINT_ALLOW = envlist("SEARCH_ENDPOINT_ALLOW", "")
+
 # The API: tokens for scripts, sessions for the browser (token first, so that an
 # anonymous request gets 401 with a WWW-Authenticate header rather than 403).
 REST_FRAMEWORK = {

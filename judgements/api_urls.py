@@ -3,6 +3,7 @@ from django.urls import path, re_path
 from config import ids  # noqa: F401 (registers the <id:...> path converter)
 from config.api import errors, tokens
 from judgements.api import catalogue, judging, projects
+from judgements.engines import api_urls as engines_api
 from metrics import api_urls as metrics_api
 from searchlogs import api_urls as searchlogs_api
 
@@ -66,6 +67,7 @@ urlpatterns = [
         judging.ConsensusExportApi.as_view(),
         name="consensus-export",
     ),
+    *engines_api.urlpatterns,
     *searchlogs_api.urlpatterns,
     *metrics_api.urlpatterns,
     # Anything else under /api/ answers in the API's error shape, not an HTML page.

@@ -102,6 +102,13 @@ PROJECT_TABLES_SQL = [
     "DELETE FROM judgements_machinerun WHERE judge_id IN"
     " (SELECT id FROM judgements_machinejudge WHERE project_id = %(project)s)",
     "DELETE FROM judgements_machinegate WHERE project_id = %(project)s",
+    # Search endpoints: their captures and tries point at result lists and templates.
+    *(
+        f"DELETE FROM judgements_{table} WHERE endpoint_id IN"
+        " (SELECT id FROM judgements_searchendpoint WHERE project_id = %(project)s)"
+        for table in ("capture", "captureschedule", "searchtemplate")
+    ),
+    "DELETE FROM judgements_searchendpoint WHERE project_id = %(project)s",
     # The pool and its leases go by name too, so that deleting the hits below can skip
     # the queue's triggers (judgements.derived.rebuild.deferred); the tallies follow.
     "DELETE FROM judgements_queuelease WHERE query_id IN"
@@ -169,6 +176,9 @@ RESULT_LIST_TABLES_SQL = [
     "DELETE FROM judgements_rankedgrades WHERE result_list_id = %(result_list)s",
     "DELETE FROM judgements_rankedhits WHERE result_list_id = %(result_list)s",
     "DELETE FROM judgements_hit WHERE result_list_id = %(result_list)s",
+    # A capture (or try) of the list, or compared with it, stays without it.
+    "UPDATE judgements_capture SET result_list_id = NULL WHERE result_list_id = %(result_list)s",
+    "UPDATE judgements_capture SET baseline_id = NULL WHERE baseline_id = %(result_list)s",
     "DELETE FROM judgements_resultlist WHERE id = %(result_list)s",
 ]
 

@@ -2,6 +2,7 @@ from django.urls import path
 
 from config import ids  # noqa: F401 (registers the <id:...> path converter)
 from judgements import views
+from judgements.engines import urls as engines
 from judgements.machine import views as machine
 from judgements.workspace import raters as workspace_raters
 from judgements.workspace import views as workspace
@@ -67,6 +68,7 @@ urlpatterns = [
         machine.canaries_run,
         name="machine_canaries",
     ),
+    *engines.urlpatterns,
     path("jobs/<uuid:job_id>/", workspace.job, name="job"),
     path(
         "invitation/<uidb64>/<token>/",

@@ -8,6 +8,16 @@ Python 3.10+ and its standard library only, so that it runs on any CI machine:
         --project shop --baseline prod-2026-11 --run candidate.run --name "ci-$GIT_SHA" \\
         --max-drop 0.01
 
+Or capture the candidate from the team's search engine (an endpoint configured in the
+app) with a request template of the branch, instead of uploading a run:
+
+    python3 relevance_gate.py --url ... --project shop --baseline prod-2026-11 \\
+        --endpoint prod-es --template search/template.json --name "ci-$GIT_SHA"
+
+Such a candidate stays out of the raters' pool unless ``--judge`` keeps it as a result
+list (its unjudged hits then join the queue); a re-run with the same ``--name``
+replaces it, and ``DELETE /api/captures/<id>/`` (printed) removes it in one call.
+
 Exit status: 0 the gate passed, 1 the mean fell by more than ``--max-drop``, 2 the
 gate could not run (bad arguments, an unreachable server, an error from the API).
 The metric's parameters are the project's unless given with ``--param name=value``
@@ -18,6 +28,7 @@ import argparse
 import json
 import os
 import sys
+import time
 import uuid
 from pathlib import Path
 from urllib.error import HTTPError, URLError
@@ -42,6 +53,11 @@ class Api:
     def get(self, path: str, params: dict | None = None) -> dict:
         query = f"?{urlencode(params)}" if params else ""
         return self._call(Request(self._url(path) + query))
+
+    def post_json(self, path: str, data: dict) -> dict:
+        request = Request(self._url(path), data=json.dumps(data).encode(), method="POST")
+        request.add_header("Content-Type", "application/json")
+        return self._call(request)
 
     def post_files(self, path: str, fields: dict, files: dict[str, Path]) -> dict:
         boundary = uuid.uuid4().hex
@@ -125,6 +141,75 @@ def upload(api: Api, args) -> tuple[int, str]:
     return result_list["id"], result_list["name"]
 
 
+def endpoint_id(api: Api, project: str, wanted: str) -> int:
+    """The id of the project's search endpoint named ``wanted``."""
+    for endpoint in api.get(f"projects/{project}/endpoints/", {"name": wanted})["results"]:
+        if endpoint["name"] == wanted:
+            return endpoint["id"]
+    raise GateError(f"Project {project} has no search endpoint named {wanted!r}.")
+
+
+def capture(api: Api, args, baseline: int) -> dict:
+    """Capture the candidate from the endpoint (a gate try, replacing one of the same
+    name), wait for it, and keep it as a result list with ``--judge``."""
+    endpoint = endpoint_id(api, args.project, args.endpoint)
+    name = args.name or f"gate {Path(args.template).stem if args.template else args.endpoint}"
+    data = {"kind": "gate", "name": name, "baseline": baseline, "replace": True}
+    if args.template:
+        data["template"] = Path(args.template).read_text()
+    started = api.post_json(f"endpoints/{endpoint}/captures/", data)
+    found = _finished(api, started["url"])
+    if found["status"] == "failed":
+        raise GateError(f"The capture from {args.endpoint} failed: {found['error']}")
+    print(
+        f"Captured {name!r} from {args.endpoint} (template v{found['version']}): "
+        f"{found['total'] - found['failed']:,} queries answered, {found['failed']:,} failed. "
+        f"Delete it with: DELETE {found['url']}"
+    )
+    if args.judge:
+        found = api.post_json(f"captures/{found['id']}/keep/", {"name": name})
+        print(f"Kept as result list {found['result_list']}: its unjudged hits join the queue.")
+    return found
+
+
+def _finished(api: Api, url: str) -> dict:
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        found = api.get(url)
+        if found["status"] in ("done", "failed"):
+            return found
+        if time.monotonic() > deadline:
+            raise GateError(f"The capture did not finish within {TIMEOUT} s: {url}")
+        time.sleep(1)
+
+
+def try_report(found: dict, show: int) -> str:
+    """The verdict of a candidate kept out of the pool: the try's report and gate."""
+    report, gate = found["report"], found["gate"]
+    lines = [
+        f"{report['metric']}, grades of now ({report['source']}):",
+        f"  A (baseline): {_mean(report['baseline_mean'])}   B {found['name']}: "
+        f"{_mean(report['mean_in_common'])} over {report['queries_in_common']:,} queries in "
+        f"common: {report['wins']:,} better, {report['ties']:,} tied, {report['losses']:,} worse.",
+    ]
+    if report["unjudged"]:
+        lines.append(
+            f"  Provisional: {report['unjudged']:,} hits of B within the cut-off have no grade "
+            "(they count as irrelevant; --judge queues them for the raters)."
+        )
+    losses = [row for row in report["per_query"] if (row["delta"] or 0) < 0][:show]
+    if losses:
+        lines.append(f"  Biggest losses ({len(losses)} of {report['losses']:,}):")
+        lines.append(f"    {'query':<20} {'A':>7} {'B':>7} {'change':>8}  text")
+        lines += [
+            f"    {row['query_external_id']:<20} {row['baseline']:7.4f} {row['value']:7.4f} "
+            f"{row['delta']:+8.4f}  {row['query']}"
+            for row in losses
+        ]
+    lines.append(f"{'PASSED' if gate['passed'] else 'FAILED'}: {gate['reason']}")
+    return "\n".join(lines)
+
+
 def report(comparison: dict, show: int) -> str:
     """The verdict, the two means and the queries that lost the most, as plain text."""
     a, b, test, interval = (comparison[key] for key in ("a", "b", "test", "interval"))
@@ -182,6 +267,11 @@ def parse_args(argv):
     candidate = parser.add_mutually_exclusive_group(required=True)
     candidate.add_argument("--run", help="a run file to upload as result list B")
     candidate.add_argument("--candidate", help="result list B, already uploaded: name or id")
+    candidate.add_argument("--endpoint", help="capture B from this search endpoint of the app")
+    parser.add_argument("--template", help="with --endpoint: the request template (JSON) to send")
+    parser.add_argument(
+        "--judge", action="store_true", help="with --endpoint: keep B, so raters grade its hits"
+    )
     parser.add_argument("--format", default="trec", choices=["trec", "json"], help="of --run")
     parser.add_argument("--name", help="name of the uploaded list (default: the file's stem)")
     parser.add_argument("--engine", help="engine configuration of the uploaded list")
@@ -197,6 +287,13 @@ def parse_args(argv):
         parser.error("give --token or set RELEVANCE_JUDGE_TOKEN (a token from /api/token/)")
     if args.max_drop < 0:
         parser.error("--max-drop must not be negative")
+    if args.template and not args.endpoint:
+        parser.error("--template goes with --endpoint")
+    if args.endpoint and args.param and not args.judge:
+        parser.error(
+            "--param needs --judge with --endpoint: a candidate out of the pool is "
+            "compared under the project's metric"
+        )
     if any("=" not in param for param in args.param):
         parser.error("--param takes NAME=VALUE, e.g. --param k=5")
     return args
@@ -207,7 +304,14 @@ def main(argv=None) -> int:
     api = Api(args.url, args.token)
     try:
         baseline = result_list_id(api, args.project, args.baseline)
-        if args.run:
+        if args.endpoint and not args.judge:
+            found = capture(api, args, baseline)
+            found = api.get(found["url"], {"max_drop": args.max_drop})
+            print(try_report(found, args.show))
+            return PASSED if found["gate"]["passed"] else REGRESSION
+        if args.endpoint:
+            candidate = capture(api, args, baseline)["result_list"]
+        elif args.run:
             candidate, _ = upload(api, args)
         else:
             candidate = result_list_id(api, args.project, args.candidate)

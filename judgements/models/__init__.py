@@ -8,7 +8,8 @@ One module per concern, every model importable from here as before:
 - ``derived``: the tables kept from the log and the hits (docs/derived-state.md);
 - ``queue``: the rating queue's pool, requests, tallies, leases and skips;
 - ``jobs``: background work and its uploads;
-- ``machine``: machine judges, their runs, answers, canaries and the project's gate.
+- ``machine``: machine judges, their runs, answers, canaries and the project's gate;
+- ``engines``: the team's search endpoints, their templates, captures and schedules.
 """
 
 from judgements.models.catalogue import Document, Hit, Query, ResultList
@@ -23,6 +24,7 @@ from judgements.models.derived import (
     RankedGrades,
     RankedHits,
 )
+from judgements.models.engines import Capture, CaptureSchedule, SearchEndpoint, SearchTemplate
 from judgements.models.jobs import Job, JobUpload
 from judgements.models.log import Judgement
 from judgements.models.machine import (
@@ -68,6 +70,8 @@ __all__ = [
     "MAX_JUDGES_PER_PAIR",
     "RESERVED_SLUGS",
     "SCALE_KEYS",
+    "Capture",
+    "CaptureSchedule",
     "Discount",
     "Document",
     "Gain",
@@ -103,6 +107,8 @@ __all__ = [
     "RankedGrades",
     "RankedHits",
     "ResultList",
+    "SearchEndpoint",
+    "SearchTemplate",
     "Unjudged",
     "default_scale",
     "scale_errors",

@@ -212,6 +212,7 @@ def page_paths(project: Project) -> list[str]:
         "job_id": Job.objects.create(kind="queries", label="queries.csv", project=project).pk,
         "judge_id": project.machine_judges.get().pk,
         "run_id": project.machine_judges.get().runs.get().pk,
+        **engine_rows(project, result_list),
     }
     paths = []
     for route in routes.routes():
@@ -220,6 +221,41 @@ def page_paths(project: Project) -> list[str]:
         paths.append("/" + re.sub(r"<(?:\w+:)?(\w+)>", lambda m: str(values[m[1]]), route))
     assert len(paths) >= 15, paths
     return paths
+
+
+def engine_rows(project: Project, result_list) -> dict:
+    """A search endpoint with a finished try of its own and a schedule, for its pages.
+    Its base URL is a loopback port the server's outbound policy refuses, so that the
+    live page shows the refusal and nothing is sent."""
+    from judgements.engines.schedules import schedule_create
+    from judgements.engines.services import endpoint_create
+    from judgements.models import Capture
+
+    endpoint = endpoint_create(
+        project=project,
+        user=None,
+        template='{"q": "{{query}}"}',
+        name="demo search",
+        kind="json",
+        base_url="http://127.0.0.1:9",
+        index="/search",
+    )
+    ranking = {}
+    for query_id, key in result_list.hits.values_list("query_id", "document__external_id"):
+        ranking.setdefault(query_id, []).append({"id": key, "score": None})
+    capture = Capture.objects.create(
+        endpoint=endpoint,
+        template=endpoint.template,
+        kind=Capture.Kind.TRY,
+        name="demo try",
+        status=Capture.Status.DONE,
+        ranking=[[query_id, hits] for query_id, hits in ranking.items()],
+        baseline=result_list,
+        total=len(ranking),
+        done=len(ranking),
+    )
+    schedule = schedule_create(endpoint=endpoint, expression="0 3 * * *", user=None)
+    return {"endpoint_id": endpoint.pk, "capture_id": capture.pk, "schedule_id": schedule.pk}
 
 
 def load_demo_for_production(*usernames: str) -> None:
