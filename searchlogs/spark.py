@@ -12,9 +12,10 @@ from metrics.core.online import online_sql
 from searchlogs.parquet import ParquetLog, events_relation
 
 APP_NAME = "relevance-judge-online-metrics"
-# Few groups come back and the logs are read in large splits: the default 200
-# shuffle partitions would be mostly empty tasks on a small cluster.
-SHUFFLE_PARTITIONS = "16"
+# Few groups come back, and adaptive execution merges small partitions; but each
+# shuffle still starts its tasks: the default 200 would be mostly empty ones. Local
+# mode has one per core; a cluster sets its own (spark.sql.shuffle.partitions).
+LOCAL_SHUFFLE_PARTITIONS = str(os.cpu_count() or 2)
 
 
 class SparkUnavailable(Exception):
@@ -29,12 +30,13 @@ def spark_session(master: str = "local[*]"):
         )
     from pyspark.sql import SparkSession
 
+    builder = SparkSession.builder.master(master).appName(APP_NAME)
+    if master.startswith("local"):
+        builder = builder.config("spark.sql.shuffle.partitions", LOCAL_SHUFFLE_PARTITIONS)
     return (
-        SparkSession.builder.master(master)
-        .appName(APP_NAME)
-        .config("spark.sql.shuffle.partitions", SHUFFLE_PARTITIONS)
-        .config("spark.sql.session.timeZone", "UTC")
+        builder.config("spark.sql.session.timeZone", "UTC")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.memory", os.environ.get("SPARK_DRIVER_MEMORY", "2g"))
         .getOrCreate()
     )
