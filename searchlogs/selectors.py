@@ -32,3 +32,16 @@ def log_version(project: Project) -> int:
     """Raised by every batch that stores an event; 0 for a project without a log."""
     state = SearchLogState.objects.filter(project=project).values_list("version", flat=True)
     return next(iter(state), 0)
+
+
+def query_traffic(project: Project):
+    """The traffic kept for the project's queries drawn from the log (searchlogs.sampling):
+    query ids (sorted) and their results pages, as float arrays for a weighted mean."""
+    import numpy as np
+
+    from searchlogs.models import QueryTraffic
+
+    rows = QueryTraffic.objects.filter(project=project).order_by("query_id")
+    pairs = list(rows.values_list("query_id", "impressions"))
+    ids = np.array([query for query, _ in pairs], np.int64)
+    return ids, np.array([count for _, count in pairs], np.float64)
