@@ -18,6 +18,7 @@ no project query, and documents the project does not have, are left out.
 import hashlib
 
 import numpy as np
+import orjson
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -28,23 +29,19 @@ from metrics.core.clickmodels import ClickEstimate, Impressions, coec, grades_of
 MODELS = {"pbm": pbm, "coec": coec}
 DEFAULT_MIN_IMPRESSIONS = 10
 
+# Each page with its results and the documents clicked on it: pages numbered in each
+# session in the online metrics' order (metrics.core.online), a click on the latest.
 _PAGES_SQL = """
-WITH clicks AS (
-    SELECT page.event_id AS page_id, c.document
-    FROM searchlogs_searchevent c
-    JOIN LATERAL (
-        SELECT i.event_id FROM searchlogs_searchevent i
-        WHERE i.project_id = c.project_id AND i.session_id = c.session_id
-          AND i.kind = 0 AND i.at <= c.at
-        ORDER BY i.at DESC, i.event_id COLLATE "C" DESC LIMIT 1
-    ) page ON true
-    WHERE c.project_id = %(project)s AND c.kind = 1
+WITH ordered AS (
+    SELECT kind, query_id, documents, document, session_id COLLATE "C" AS sid,
+           sum(CASE WHEN kind = 0 THEN 1 ELSE 0 END) OVER (
+               PARTITION BY session_id COLLATE "C" ORDER BY at, kind, event_id COLLATE "C"
+               ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS page
+    FROM searchlogs_searchevent WHERE project_id = %(project)s AND kind IN (0, 1)
 )
-SELECT p.query_id, p.documents,
-       coalesce(array_agg(DISTINCT c.document) FILTER (WHERE c.document IS NOT NULL), '{}')
-FROM searchlogs_searchevent p LEFT JOIN clicks c ON c.page_id = p.event_id
-WHERE p.project_id = %(project)s AND p.kind = 0 AND p.query_id IS NOT NULL
-GROUP BY p.event_id, p.query_id, p.documents
+SELECT max(query_id), (array_agg(documents) FILTER (WHERE kind = 0))[1],
+       coalesce(array_agg(DISTINCT document) FILTER (WHERE kind = 1), '{}')
+FROM ordered WHERE page > 0 GROUP BY sid, page HAVING max(query_id) IS NOT NULL
 """
 
 
@@ -68,15 +65,17 @@ def log_impressions(project: Project) -> tuple[Impressions, np.ndarray, np.ndarr
     pair, rank, clicked = [], [], []
     with connection.cursor() as cursor:
         cursor.execute(_PAGES_SQL, {"project": project.pk})
-        for query_id, shown, clicks in cursor:
-            chosen = set(clicks)
-            for position, external in enumerate(shown, start=1):
-                document = documents.get(external)
-                if document is None:
-                    continue
-                pair.append(codes.setdefault((query_id, document), len(codes)))
-                rank.append(position)
-                clicked.append(external in chosen)
+        pages = cursor.fetchall()
+    for query_id, shown, clicks in pages:
+        chosen = set(clicks)
+        # A raw cursor gives jsonb as its text (Django parses it only for JSONField reads).
+        for position, external in enumerate(orjson.loads(shown), start=1):
+            document = documents.get(external)
+            if document is None:
+                continue
+            pair.append(codes.setdefault((query_id, document), len(codes)))
+            rank.append(position)
+            clicked.append(external in chosen)
     keys = np.array(list(codes), np.int64).reshape(len(codes), 2)
     return Impressions.of(pair, rank, clicked), keys[:, 0], keys[:, 1]
 

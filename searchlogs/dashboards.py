@@ -9,7 +9,7 @@ from django.core.cache import cache
 from judgements.models import Project, Query
 from metrics.core.online import UNMATCHED, OnlineTable
 from searchlogs import engines, selectors
-from searchlogs.parquet import parquet_log
+from searchlogs.parquet import ParquetLogError, parquet_log
 
 EPOCH = date(1970, 1, 1)
 CACHE_SECONDS = 24 * 3600
@@ -44,6 +44,7 @@ class OnlinePanel:
     success_dwell: float
     unmatched: int
     unmatched_texts: list[tuple[str, int]]
+    problem: str = ""  # Why the project's Parquet log cannot be read, if it cannot.
 
     @property
     def chart(self) -> dict:
@@ -114,7 +115,10 @@ def _files_version(source) -> str:
 
 def online_overview(project: Project, *, success_dwell: float | None = None) -> OnlinePanel:
     """Daily figures over the whole log, and what did not match a query."""
-    rows, dwell = online_metrics_of(project, success_dwell=success_dwell)
+    try:
+        rows, dwell = online_metrics_of(project, success_dwell=success_dwell)
+    except ParquetLogError as error:
+        return OnlinePanel([], selectors.success_dwell_of(project), 0, [], str(error))
     key = f"searchlogs:unmatched:{project.pk}:{selectors.log_version(project)}"
     unmatched, texts = cache.get_or_set(
         key, lambda: selectors.unmatched_queries(project), CACHE_SECONDS
@@ -124,5 +128,8 @@ def online_overview(project: Project, *, success_dwell: float | None = None) -> 
 
 def online_for_query(project: Project, query: Query) -> OnlinePanel:
     """Daily figures of one query (see metrics.core.online for what counts under it)."""
-    rows, dwell = online_metrics_of(project, by=("day", "query"))
+    try:
+        rows, dwell = online_metrics_of(project, by=("day", "query"))
+    except ParquetLogError as error:
+        return OnlinePanel([], selectors.success_dwell_of(project), 0, [], str(error))
     return OnlinePanel([row for row in rows if row.query_id == query.pk], dwell, 0, [])

@@ -302,7 +302,8 @@ class UbiBatch:
                 " WHERE project_id = %s AND kind = %s AND event_id = ANY(%s)",
                 [self.project_id, Kind.IMPRESSION, sorted(wanted)],
             )
-            return {event: (session, tuple(docs)) for event, session, docs in cursor}
+            # A raw cursor gives jsonb as its text.
+            return {event: (session, tuple(orjson.loads(docs))) for event, session, docs in cursor}
 
     def _unknown_queries(self, stored: dict) -> list[LineError]:
         message = 'names no query record ("{}" is in neither this batch nor the log).'

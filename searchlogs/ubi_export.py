@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import orjson
-from django.db import connection
+from django.db import connection, transaction
 
 from judgements.models import Project
 from searchlogs.models import SearchEvent
@@ -27,21 +27,29 @@ _PAGES_SQL = f"""
 SELECT event_id, session_id, at, query_text, documents FROM searchlogs_searchevent
 WHERE project_id = %(project)s AND kind = {Kind.IMPRESSION} ORDER BY at, event_id
 """
-# Ties as the online metrics break them: by time, kind, then event id in code-point order.
+# Each click with the page it belongs to: pages numbered in each session in the online
+# metrics' order (metrics.core.online), a click belonging to the latest.
 _CLICKS_SQL = f"""
-SELECT c.event_id, c.session_id, c.at, c.document, c.rank, page.event_id, d.dwell
-FROM searchlogs_searchevent c
-LEFT JOIN LATERAL (
-    SELECT i.event_id FROM searchlogs_searchevent i
-    WHERE i.project_id = c.project_id AND i.session_id = c.session_id
-      AND i.kind = {Kind.IMPRESSION} AND i.at <= c.at
-    ORDER BY i.at DESC, i.event_id COLLATE "C" DESC LIMIT 1
-) page ON true
+WITH ordered AS (
+    SELECT event_id, kind, session_id, at, document, rank,
+           sum(CASE WHEN kind = {Kind.IMPRESSION} THEN 1 ELSE 0 END) OVER (
+               PARTITION BY session_id COLLATE "C" ORDER BY at, kind, event_id COLLATE "C"
+               ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS page
+    FROM searchlogs_searchevent
+    WHERE project_id = %(project)s AND kind IN ({Kind.IMPRESSION}, {Kind.CLICK})
+),
+paged AS (
+    SELECT *, max(CASE WHEN kind = {Kind.IMPRESSION} THEN event_id END) OVER (
+        PARTITION BY session_id COLLATE "C", page) AS page_id
+    FROM ordered
+)
+SELECT c.event_id, c.session_id, c.at, c.document, c.rank, c.page_id, d.dwell
+FROM paged c
 LEFT JOIN (
     SELECT click_event_id, max(dwell_seconds) AS dwell FROM searchlogs_searchevent
     WHERE project_id = %(project)s AND kind = {Kind.DWELL} GROUP BY click_event_id
 ) d ON d.click_event_id = c.event_id
-WHERE c.project_id = %(project)s AND c.kind = {Kind.CLICK}
+WHERE c.kind = {Kind.CLICK}
 ORDER BY c.at, c.event_id
 """
 
@@ -65,23 +73,25 @@ def ubi_queries(project: Project, counts: UbiExport) -> Iterator[bytes]:
             counts.queries += 1
             record = {"application": APPLICATION, "query_id": event_id, "client_id": session,
                       "user_query": text, "timestamp": _time(at),
-                      "query_response_hit_ids": list(documents)}  # fmt: skip
+                      "query_response_hit_ids": orjson.loads(documents)}  # fmt: skip
             yield orjson.dumps(record) + b"\n"
 
 
 def ubi_events(project: Project, counts: UbiExport) -> Iterator[bytes]:
     """The project's clicks as ubi_events NDJSON lines."""
-    with connection.cursor() as cursor:
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_nestloop = off")  # searchlogs.engines says why.
         cursor.execute(_CLICKS_SQL, {"project": project.pk})
-        for _event, session, at, document, rank, page, dwell in cursor:
-            if page is None:
-                counts.clicks_without_page += 1
-                continue
-            counts.clicks += 1
-            attributes = {"object": {"object_id": document}, "position": {"ordinal": rank}}
-            if dwell is not None:
-                attributes["dwell_time"] = dwell
-            record = {"application": APPLICATION, "action_name": "click", "query_id": page,
-                      "session_id": session, "client_id": session, "timestamp": _time(at),
-                      "event_attributes": attributes}  # fmt: skip
-            yield orjson.dumps(record) + b"\n"
+        rows = cursor.fetchall()
+    for _event, session, at, document, rank, page, dwell in rows:
+        if page is None:
+            counts.clicks_without_page += 1
+            continue
+        counts.clicks += 1
+        attributes = {"object": {"object_id": document}, "position": {"ordinal": rank}}
+        if dwell is not None:
+            attributes["dwell_time"] = dwell
+        record = {"application": APPLICATION, "action_name": "click", "query_id": page,
+                  "session_id": session, "client_id": session, "timestamp": _time(at),
+                  "event_attributes": attributes}  # fmt: skip
+        yield orjson.dumps(record) + b"\n"

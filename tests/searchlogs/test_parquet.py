@@ -103,3 +103,22 @@ def test_a_ubi_click_naming_no_query_record(tmp_path):
 
 def test_the_layout_s_columns_are_documented_in_one_place():
     assert {"type", "id", "session", "time"} <= set(OURS)
+
+
+def test_a_project_pointing_at_parquet_files_shows_them_and_says_when_they_break(
+    project, tmp_path, table
+):
+    from searchlogs.dashboards import online_overview
+    from searchlogs.models import ParquetLog
+
+    pq.write_table(table, tmp_path / "log.parquet")
+    ParquetLog.objects.create(project=project, events=str(tmp_path / "*.parquet"))
+    project.refresh_from_db()
+    panel = online_overview(project)
+    assert panel.rows and sum(row.impressions for row in panel.rows) == sum(
+        kind == "impression" for kind in table.column("type").to_pylist()
+    )
+    (tmp_path / "log.parquet").unlink()
+    (tmp_path / "late.parquet").write_bytes(b"not parquet")
+    broken = online_overview(project)
+    assert broken.rows == [] and "Not a readable Parquet file" in broken.problem
