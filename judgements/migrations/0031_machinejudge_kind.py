@@ -4,25 +4,36 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('judgements', '0030_rankedblock_codes'),
+        ("judgements", "0030_rankedblock_codes"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='machinejudge',
-            name='kind',
-            field=models.CharField(choices=[('llm', 'language model'), ('clicks', 'click model over the search log')], default='llm', max_length=8),
+            model_name="machinejudge",
+            name="kind",
+            field=models.CharField(
+                choices=[("llm", "language model"), ("clicks", "click model over the search log")],
+                default="llm",
+                max_length=8,
+            ),
         ),
         migrations.AddField(
-            model_name='machinejudge',
-            name='min_impressions',
-            field=models.PositiveIntegerField(default=10, help_text="Click judges: fewer impressions of a pair make it a can't tell."),
+            model_name="machinejudge",
+            name="min_impressions",
+            field=models.PositiveIntegerField(
+                default=10,
+                help_text="Click judges: fewer impressions of a pair make it a can't tell.",
+            ),
         ),
         migrations.AlterField(
-            model_name='machinejudge',
-            name='base_url',
-            field=models.URLField(blank=True, help_text='The OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 (Ollama).', max_length=500, verbose_name='base URL'),
+            model_name="machinejudge",
+            name="base_url",
+            field=models.URLField(
+                blank=True,
+                help_text="The OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 (Ollama).",
+                max_length=500,
+                verbose_name="base URL",
+            ),
         ),
     ]
