@@ -28,6 +28,11 @@ NEGATIVE = ("zero", "penalise")
 MEAN_OVER = ("judged", "all")
 # What the seven-word names of before negative and mean_over meant by them.
 LEGACY_MEANING = {"negative": "zero", "mean_over": "all"}
+# How the mean weighs its queries: each once, or by its traffic in the search log (the
+# results pages it had when it was drawn from it; searchlogs.sampling). The default is
+# left out of the name, so that every name stored before it existed still reads the
+# same; "traffic" is the name's last word.
+WEIGHTS = ("queries", "traffic")
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,7 @@ class MetricSpec:
     consensus: str = "mean"
     negative: str = "zero"
     mean_over: str = "judged"
+    weight: str = "queries"
 
     def __post_init__(self) -> None:
         if self.k is not None and self.k < 1:
@@ -60,12 +66,16 @@ class MetricSpec:
             "consensus": policy_names(),
             "negative": NEGATIVE,
             "mean_over": MEAN_OVER,
+            "weight": WEIGHTS,
         }
 
     @property
     def name(self) -> str:
         at = f"@{self.k}" if self.k else ""
-        return " ".join([f"ndcg{at}", *(getattr(self, field) for field in self._choices())])
+        words = [getattr(self, field) for field in self._choices()]
+        if self.weight == WEIGHTS[0]:
+            words.pop()
+        return " ".join([f"ndcg{at}", *words])
 
     @property
     def label(self) -> str:
@@ -78,7 +88,9 @@ class MetricSpec:
         included); raises ValueError naming what is wrong."""
         parts = name.split()
         choices = list(cls._choices())
-        legacy = len(parts) == 1 + len(choices) - len(LEGACY_MEANING)
+        if len(parts) == len(choices):  # The default weight is not named.
+            parts.append(WEIGHTS[0])
+        legacy = len(parts) == len(choices) - len(LEGACY_MEANING)
         if not (legacy or len(parts) == 1 + len(choices)) or not parts[0].startswith("ndcg"):
             raise ValueError(f"{name!r} is not a metric name like {cls().name!r}")
         at = parts[0].removeprefix("ndcg")
@@ -86,7 +98,7 @@ class MetricSpec:
             raise ValueError(f"{parts[0]!r} should be ndcg or ndcg@K")
         named = dict(zip(choices, parts[1:], strict=False))
         if legacy:
-            named.update(LEGACY_MEANING)
+            named.update(LEGACY_MEANING, weight=WEIGHTS[0])
         return cls(k=int(at[1:]) if at else None, **named)
 
     @classmethod

@@ -35,6 +35,8 @@ class IngestResult:
     kinds: dict[str, int] = field(default_factory=dict)
     unmatched: int = 0
     unmatched_texts: list[tuple[str, int]] = field(default_factory=list)
+    # UBI events of actions other than clicks: checked, counted, not stored.
+    other_actions: dict[str, int] = field(default_factory=dict)
 
 
 class _Kept:

@@ -7,8 +7,9 @@ import numpy as np
 from django.core.cache import cache
 
 from judgements.models import Project, Query
-from metrics.core.online import UNMATCHED, OnlineTable, online_metrics
-from searchlogs import selectors
+from metrics.core.online import UNMATCHED, OnlineTable
+from searchlogs import engines, selectors
+from searchlogs.parquet import ParquetLogError, parquet_log
 
 EPOCH = date(1970, 1, 1)
 CACHE_SECONDS = 24 * 3600
@@ -43,6 +44,7 @@ class OnlinePanel:
     success_dwell: float
     unmatched: int
     unmatched_texts: list[tuple[str, int]]
+    problem: str = ""  # Why the project's Parquet log cannot be read, if it cannot.
 
     @property
     def chart(self) -> dict:
@@ -78,22 +80,45 @@ def _milliseconds(day: date) -> int:
 def online_metrics_of(project: Project, *, by=("day",), success_dwell: float | None = None):
     """The project's online metrics grouped ``by`` day and/or query, as rows.
 
-    The table is cached under the log's version, which every stored batch raises:
-    events are never changed or deleted otherwise, so a cached table is never stale.
+    From its Parquet files by DuckDB when it has a Parquet log (searchlogs.parquet),
+    else from its ingested events by PostgreSQL: one SQL definition either way. The
+    table is cached under the log's version (every stored batch raises it; events are
+    never changed or deleted otherwise) or, for files, their names, sizes and times.
     """
     dwell = selectors.success_dwell_of(project) if success_dwell is None else success_dwell
-    version = selectors.log_version(project)
+    source = getattr(project, "parquet_log", None)
+    version = _files_version(source) if source else selectors.log_version(project)
     key = f"searchlogs:online:{project.pk}:{version}:{'+'.join(by)}:{dwell!r}"
     table = cache.get(key)
     if table is None:
-        table = online_metrics(selectors.search_events(project), by=by, success_dwell=dwell)
+        if source:
+            log = parquet_log(source.layout, source.events, source.queries)
+            table = engines.duckdb_online(
+                log, by=by, success_dwell=dwell, query_of=engines.query_matcher(project)
+            )
+        else:
+            table = engines.postgres_online(project, by=by, success_dwell=dwell)
         cache.set(key, table, CACHE_SECONDS)
     return table_rows(table), dwell
 
 
+def _files_version(source) -> str:
+    """A digest of the files' names, sizes and modification times (any change shows)."""
+    import hashlib
+    import os
+
+    log = parquet_log(source.layout, source.events, source.queries)
+    stats = [(path, os.stat(path).st_size, os.stat(path).st_mtime_ns)
+             for path in (*log.files, *log.query_files)]  # fmt: skip
+    return hashlib.sha256(repr(stats).encode()).hexdigest()[:16]
+
+
 def online_overview(project: Project, *, success_dwell: float | None = None) -> OnlinePanel:
     """Daily figures over the whole log, and what did not match a query."""
-    rows, dwell = online_metrics_of(project, success_dwell=success_dwell)
+    try:
+        rows, dwell = online_metrics_of(project, success_dwell=success_dwell)
+    except ParquetLogError as error:
+        return OnlinePanel([], selectors.success_dwell_of(project), 0, [], str(error))
     key = f"searchlogs:unmatched:{project.pk}:{selectors.log_version(project)}"
     unmatched, texts = cache.get_or_set(
         key, lambda: selectors.unmatched_queries(project), CACHE_SECONDS
@@ -103,5 +128,8 @@ def online_overview(project: Project, *, success_dwell: float | None = None) -> 
 
 def online_for_query(project: Project, query: Query) -> OnlinePanel:
     """Daily figures of one query (see metrics.core.online for what counts under it)."""
-    rows, dwell = online_metrics_of(project, by=("day", "query"))
+    try:
+        rows, dwell = online_metrics_of(project, by=("day", "query"))
+    except ParquetLogError as error:
+        return OnlinePanel([], selectors.success_dwell_of(project), 0, [], str(error))
     return OnlinePanel([row for row in rows if row.query_id == query.pk], dwell, 0, [])

@@ -80,3 +80,49 @@ class SearchLogState(models.Model):
 
     def __str__(self) -> str:
         return f"Search log of {self.project}, version {self.version}"
+
+
+class ParquetLog(models.Model):
+    """A project's log kept as Parquet files and read where they are (searchlogs.parquet),
+    instead of ingested: the online metrics are then computed by DuckDB."""
+
+    class Layout(models.TextChoices):
+        OURS = "ours", "our JSON Lines fields"
+        UBI = "ubi", "User Behavior Insights (ubi_queries and ubi_events)"
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="parquet_log")
+    layout = models.CharField(max_length=8, choices=Layout, default=Layout.OURS)
+    events = models.CharField(
+        max_length=1000, help_text="A folder or glob of Parquet files: the events (ubi_events)."
+    )
+    queries = models.CharField(
+        max_length=1000, blank=True, help_text="UBI only: a folder or glob of ubi_queries."
+    )
+
+    def __str__(self) -> str:
+        return f"Parquet log of {self.project}: {self.events}"
+
+
+class QueryTraffic(models.Model):
+    """A project query's traffic in the log when it was drawn from it (searchlogs.sampling):
+    its results pages, and the stratum it was drawn from. NDCG's mean may be weighted by it
+    (``weight=traffic``)."""
+
+    class Stratum(models.TextChoices):
+        HEAD = "head", "head"
+        TORSO = "torso", "torso"
+        TAIL = "tail", "tail"
+        TOP = "top", "top N"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="query_traffic")
+    query = models.OneToOneField(Query, on_delete=models.CASCADE, related_name="traffic")
+    impressions = models.PositiveBigIntegerField()
+    stratum = models.CharField(max_length=8, choices=Stratum)
+    drawn_at = models.DateTimeField()
+    seed = models.BigIntegerField(null=True, blank=True, help_text="None for the top N.")
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "stratum"], name="querytraffic_stratum")]
+
+    def __str__(self) -> str:
+        return f"{self.query}: {self.impressions} pages ({self.stratum})"

@@ -12,6 +12,7 @@ Batches of one project are written one at a time.
 import gc
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 
 import numpy as np
 import orjson
@@ -22,6 +23,7 @@ from judgements.models import Project
 from judgements.staging import copy_value
 from searchlogs.batches import Batch, IngestResult
 from searchlogs.columns import EventColumns, search_log_columns
+from searchlogs.ubi import UbiBatch
 from searchlogs.writing import EVENTS, EventWriter
 
 COLUMNS = {
@@ -44,18 +46,39 @@ COLUMNS = {
 NULL = "\\N"
 
 
+FORMATS = ("ours", "ubi")
+
+
 @transaction.atomic
-def search_log_ingest(*, project: Project, upload: Iterable[bytes]) -> IngestResult:
-    """Store a JSON Lines batch of search events (see searchlogs.parsing).
+def search_log_ingest(
+    *,
+    project: Project,
+    upload: Iterable[bytes],
+    format: str = "ours",
+    ubi_role: str = "auto",
+    ordinal_base: int = 1,
+) -> IngestResult:
+    """Store a batch of search events: our JSON Lines (see searchlogs.parsing), or UBI
+    records (``format="ubi"``, see searchlogs.ubi; ``ubi_role`` and ``ordinal_base``
+    as there).
 
     Raises ``ImportRejected`` listing every bad line, and writes nothing, if any
     line is bad. Events whose id the project already has are skipped.
     """
+    if format not in FORMATS:
+        raise ValueError(f"format must be one of {FORMATS}, not {format!r}")
     with _collector_paused():
         _lock_log(project)
         batch = Batch(project)
+        other_actions = {}
+        if format == "ubi":
+            reader = UbiBatch(project_id=project.pk, ordinal_base=ordinal_base)
+            reader.read(upload, role=ubi_role)
+            blocks, other_actions = reader.blocks(), dict(reader.other_actions)
+        else:
+            blocks = search_log_columns(upload)
         with EventWriter(COLUMNS) as writer:
-            errors = _read(upload, batch, writer)
+            errors = _read(blocks, batch, writer)
             batch.check()  # While PostgreSQL stores the last blocks.
             writer.finish()
             for error in batch.errors():
@@ -66,13 +89,13 @@ def search_log_ingest(*, project: Project, upload: Iterable[bytes]) -> IngestRes
             created = writer.store(project.pk, batch.query_ids)
         if created:
             _raise_version(project)
-        return batch.result(created)
+        return replace(batch.result(created), other_actions=other_actions)
 
 
-def _read(upload: Iterable[bytes], batch: Batch, writer: EventWriter) -> ErrorLog:
-    """Parse the upload into ``batch``, COPYing its rows while none is bad."""
+def _read(blocks, batch: Batch, writer: EventWriter) -> ErrorLog:
+    """Take the parsed blocks into ``batch``, COPYing their rows while none is bad."""
     errors = ErrorLog()
-    for events, found in search_log_columns(upload):
+    for events, found in blocks:
         for error in found:
             errors.add(error)
         keys, query_ids = batch.take(events)

@@ -6,6 +6,7 @@ Their pages, runs and certification live in ``judgements.machine``.
 from decimal import Decimal
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.urls import reverse
@@ -37,12 +38,22 @@ MAX_CONCURRENCY = 64
 
 
 class MachineJudge(models.Model):
-    """An OpenAI-compatible chat-completions model that grades a project's pairs.
+    """An OpenAI-compatible chat-completions model that grades a project's pairs, or a
+    click model over the project's search log (``kind`` "clicks", searchlogs.click_judge:
+    ``model`` names it, "pbm" or "coec"; it needs no endpoint).
 
     The API key is never stored: ``api_key_env`` names the environment variable of the
     worker that holds it (empty for local servers that want none).
     """
 
+    class Kind(models.TextChoices):
+        LLM = "llm", "language model"
+        CLICKS = "clicks", "click model over the search log"
+
+    kind = models.CharField(max_length=8, choices=Kind, default=Kind.LLM)
+    min_impressions = models.PositiveIntegerField(
+        default=10, help_text="Click judges: fewer impressions of a pair make it a can't tell."
+    )
     project = models.ForeignKey(
         "judgements.Project", on_delete=models.CASCADE, related_name="machine_judges"
     )
@@ -54,6 +65,7 @@ class MachineJudge(models.Model):
     base_url = models.URLField(
         "base URL",
         max_length=500,
+        blank=True,  # A click judge has none; a language model's is required (clean).
         help_text="The OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 (Ollama).",
     )
     model = models.CharField(max_length=200)
@@ -107,6 +119,10 @@ class MachineJudge(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("judgements:machine_judge", args=[self.project.slug, self.pk])
+
+    def clean(self) -> None:
+        if self.kind == self.Kind.LLM and not self.base_url:
+            raise ValidationError({"base_url": "A language model judge needs its endpoint."})
 
     def cost(self, tokens_in: int, tokens_out: int) -> Decimal:
         """What one answer cost, from its tokens and the judge's prices."""

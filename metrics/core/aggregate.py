@@ -158,7 +158,13 @@ class QueryMean:
 
 
 def query_mean(
-    values: ArrayLike, judgements: ArrayLike, *, over: MeanOver, unreturned: int = 0
+    values: ArrayLike,
+    judgements: ArrayLike,
+    *,
+    over: MeanOver,
+    unreturned: int = 0,
+    weights: ArrayLike | None = None,
+    unreturned_weight: float = 0.0,
 ) -> QueryMean:
     """Mean of per-query values over the queries that count.
 
@@ -176,6 +182,11 @@ def query_mean(
         queries of the qrels missing from the run.
     unreturned : int, default=0
         Judged queries the result list did not return (used by ``"all"``).
+    weights : array-like of float, shape (n_queries,), optional
+        Each query's weight (its traffic): the mean is then
+        ``sum(weight * value) / sum(weight)`` over the queries that count, the
+        unreturned ones adding ``unreturned_weight`` to the divisor. A mean whose
+        weights are all 0 is 0.0.
 
     Returns
     -------
@@ -195,13 +206,21 @@ def query_mean(
     0.75
     >>> query_mean([0.5, 1.0, 0.0], [2, 1, 0], over="all", unreturned=1).mean
     0.375
+
+    Weighted by traffic, the first query counting three times the second:
+
+    >>> query_mean([0.5, 1.0, 0.0], [2, 1, 0], over="judged", weights=[300, 100, 5]).mean
+    0.625
     """
     if over not in MEANS_OVER:
         raise ValueError(f"over must be one of {MEANS_OVER}, not {over!r}")
     values = np.asarray(values, dtype=np.float64)
-    if over == "judged":
-        counted = values[np.asarray(judgements) > 0]
-    else:
-        counted = np.concatenate((values, np.zeros(unreturned)))
+    keep = np.asarray(judgements) > 0 if over == "judged" else np.ones(len(values), bool)
+    counted = values[keep] if over == "judged" else np.concatenate((values, np.zeros(unreturned)))
+    if weights is not None:
+        weight = np.asarray(weights, dtype=np.float64)[keep]
+        total = math.fsum(weight.tolist()) + (unreturned_weight if over == "all" else 0.0)
+        mean = math.fsum((weight * values[keep]).tolist()) / total if total else 0.0
+        return QueryMean(mean, counted)
     mean = math.fsum(counted.tolist()) / len(counted) if len(counted) else 0.0
     return QueryMean(mean, counted)

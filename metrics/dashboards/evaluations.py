@@ -72,6 +72,9 @@ class Evaluation:
     mean_over: str = "judged"  # list_evaluations sets the metric's.
     unreturned: int = 0
     judged_ids: np.ndarray | None = None
+    # With weight=traffic: each query's traffic, and that of the unreturned queries.
+    weights: np.ndarray | None = None
+    unreturned_weight: float = 0.0
 
     @property
     def stored(self) -> bool:
@@ -112,8 +115,9 @@ class Evaluation:
         if not self.queries:
             return None
         return query_mean(
-            values, self.judgements, over=self.mean_over, unreturned=self.unreturned
-        ).mean
+            values, self.judgements, over=self.mean_over, unreturned=self.unreturned,
+            weights=self.weights, unreturned_weight=self.unreturned_weight,
+        ).mean  # fmt: skip
 
     @property
     def unjudged(self) -> int:
@@ -167,10 +171,29 @@ def counted_as(
     def unreturned(evaluation: Evaluation) -> int:
         return 0 if judged is None else evaluate.unreturned_count(judged, evaluation.query_ids)
 
-    return [
+    counted = [
         replace(e, mean_over=spec.mean_over, unreturned=unreturned(e), judged_ids=judged)
         for e in evaluations
     ]
+    return _weighted(project, judged, counted) if spec.weight == "traffic" else counted
+
+
+def _weighted(project, judged, evaluations: list[Evaluation]) -> list[Evaluation]:
+    """With weight=traffic, each query weighs its traffic in the search log (0 without)."""
+    from searchlogs.selectors import query_traffic
+
+    ids, traffic = query_traffic(project)
+
+    def weights_of(query_ids):
+        return np.nan_to_num(sorted_lookup(ids, traffic, np.asarray(query_ids)), nan=0.0)
+
+    def missing(evaluation: Evaluation) -> float:
+        if judged is None:
+            return 0.0
+        return float(weights_of(np.setdiff1d(judged, evaluation.query_ids)).sum())
+
+    return [replace(e, weights=weights_of(e.query_ids), unreturned_weight=missing(e))
+            for e in evaluations]  # fmt: skip
 
 
 def computed_evaluation(result_list, fresh: Freshness, grades, result) -> Evaluation:

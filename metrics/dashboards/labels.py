@@ -14,6 +14,10 @@ NEGATIVE_LABELS = {
     "zero": "count as 0 (trec_eval)",
     "penalise": "penalise (min-max, worst to best ordering)",
 }
+WEIGHT_LABELS = {
+    "queries": "each query once",
+    "traffic": "each query by its traffic in the search log",
+}
 MEAN_OVER_LABELS = {
     "judged": "judged queries (trec_eval)",
     "all": "all queries, unjudged as 0 (trec_eval -c)",
@@ -46,6 +50,7 @@ PARAMETER_LABELS = {
     "consensus": ("Consensus", CONSENSUS_LABELS),
     "negative": ("Negative grades", NEGATIVE_LABELS),
     "mean_over": ("Mean over", MEAN_OVER_LABELS),
+    "weight": ("Weight", WEIGHT_LABELS),
 }
 
 
@@ -61,4 +66,5 @@ def parameter_line(spec: MetricSpec) -> list[str]:
         f"consensus {CONSENSUS_LABELS[spec.consensus]}",
         f"negative grades {NEGATIVE_LABELS[spec.negative]}",
         f"mean over {MEAN_OVER_LABELS[spec.mean_over]}",
+        f"weight={spec.weight}: {WEIGHT_LABELS[spec.weight]}",
     ]

@@ -20,8 +20,8 @@ It times, in one process and printing every figure with the load average:
    and the peers take turns ``--rounds`` times (3): best and median of each, and
    the CPU each took in this process and in PostgreSQL (read from /proc);
 3. sending the same batch again (every event skipped by id);
-4. the daily metrics: reading the events from PostgreSQL, then
-   ``metrics.core.online.online_metrics`` by day, by query, by day and query;
+4. the daily metrics: ``searchlogs.engines.postgres_online`` (one SQL query over the
+   events, metrics.core.online) by day, by query, by day and query;
 5. the overview page's server time (Django's test ``Client``, in-process, after a
    warm-up): with the online figures computed (cache cleared before each run), their
    own share (``online_overview`` alone), with them cached (as between two batches),
@@ -56,11 +56,10 @@ from django.test import Client  # noqa: E402
 from summary import load_average, record  # noqa: E402
 
 from judgements.models import Project  # noqa: E402
-from metrics.core.online import online_metrics  # noqa: E402
-from searchlogs import selectors  # noqa: E402
 from searchlogs.batches import Batch  # noqa: E402
 from searchlogs.columns import search_log_columns  # noqa: E402
 from searchlogs.dashboards import online_overview  # noqa: E402
+from searchlogs.engines import postgres_online  # noqa: E402
 from searchlogs.services import (  # noqa: E402
     COLUMNS,
     _collector_paused,
@@ -279,11 +278,9 @@ def _raw_copy(rows: bytes, *, logged: bool) -> float:
 
 def _bench_metrics(project: Project, repeat: int) -> None:
     print(f"\n== Daily metrics (best and median of {repeat}) ==")
-    events, read = timed(lambda: selectors.search_events(project), repeat)
-    _report(f"read {len(events):,} events", read)
     for by in (("day",), ("query",), ("day", "query")):
-        table, times = timed(lambda by=by: online_metrics(events, by=by), repeat)
-        _report(f"online_metrics by {'+'.join(by)} ({len(table):,} rows)", times)
+        table, times = timed(lambda by=by: postgres_online(project, by=by), repeat)
+        _report(f"postgres_online by {'+'.join(by)} ({len(table):,} rows)", times)
 
 
 def _report(name: str, times: list[float]) -> None:

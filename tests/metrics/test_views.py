@@ -115,7 +115,8 @@ def test_every_metric_page_prints_the_parameters_beside_its_numbers(client, anal
         "NDCG@10 · gain exponential (2^rel \N{MINUS SIGN} 1) · discount log2(rank + 1) · "
         "ideal: all judged documents · ideal depth cut at k · unjudged hits count as grade 0 · "
         "consensus mean · negative grades count as 0 (trec_eval) · "
-        "mean over judged queries (trec_eval) · grades: human grades · as of "
+        "mean over judged queries (trec_eval) · weight=queries: each query once · "
+        "grades: human grades · as of "
     ) in text
 
 

@@ -1,18 +1,16 @@
-"""Online metrics worked by hand: every expected number below is derived in a comment."""
+"""Online metrics worked by hand: every expected number below is derived in a comment.
+
+The definition is SQL (metrics.core.online); these examples run it on DuckDB, in memory.
+tests/searchlogs/test_engines.py holds PostgreSQL, DuckDB and Spark to equal numbers.
+"""
 
 import math
 
+import duckdb
 import numpy as np
 import pytest
 
-from metrics.core.online import (
-    CLICK,
-    IMPRESSION,
-    UNMATCHED,
-    SearchEvents,
-    online_metrics,
-    session_outcomes,
-)
+from metrics.core.online import CLICK, IMPRESSION, online_sql, online_table
 
 NAN, END = math.nan, math.inf
 DAY = 86_400
@@ -24,7 +22,33 @@ def impression(session, at, query, answered=False):
 
 
 def click(session, at, document, dwell=NAN):
-    return (session, MONDAY + at, CLICK, UNMATCHED, False, document, dwell)
+    return (session, MONDAY + at, CLICK, None, False, document, dwell)
+
+
+def online_metrics(rows, *, by=("day",), success_dwell=10.0):
+    """The SQL definition over ``rows`` (session, seconds, kind, query, answered,
+    document, dwell: inf for the end-of-session marker, nan for none), on DuckDB."""
+    sql = online_sql("SELECT * FROM ev", dialect="duckdb", by=by, success_dwell=success_dwell)
+    connection = duckdb.connect()
+    connection.execute(
+        "CREATE TABLE ev (sid BIGINT, ts BIGINT, kind INTEGER, qkey BIGINT, answered BOOLEAN,"
+        " doc BIGINT, dwell DOUBLE, ended BOOLEAN, tiebreak VARCHAR)"
+    )
+    values = [
+        (session, round(seconds * 1e6), kind, query, answered, document,
+         None if math.isnan(dwell) or math.isinf(dwell) else dwell, math.isinf(dwell), str(i))
+        for i, (session, seconds, kind, query, answered, document, dwell) in enumerate(rows)
+    ]  # fmt: skip
+    if values:
+        connection.executemany("INSERT INTO ev VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
+    return online_table(connection.execute(sql).fetchall(), by=by, success_dwell=success_dwell)
+
+
+def session_outcome(rows, **options):
+    """The figures of a log of one session, on its one day."""
+    table = online_metrics(rows, **options)
+    assert len(table) == 1 and table.sessions[0] == 1
+    return table
 
 
 # Session 1: a short click, a second query, then a long click.
@@ -41,42 +65,42 @@ ABANDONED = [impression(3, 200, 9), impression(3, 230, 9)]
 
 
 def events(*rows):
-    return SearchEvents.from_rows([row for group in rows for row in group])
+    return [row for group in rows for row in group]
 
 
 def test_a_short_click_then_a_long_click_succeeds_at_the_long_click():
-    outcome = session_outcomes(events(SHORT_THEN_LONG))
+    outcome = session_outcome(events(SHORT_THEN_LONG))
 
     # The 3 s click is below 10 s; the 45 s click at t=30 is the first success:
     # 30 - 0 = 30 seconds, on the second query.
-    assert outcome.successful.tolist() == [True]
-    assert outcome.zero_click.tolist() == [False]
+    assert outcome.successful_sessions.tolist() == [1]
+    assert outcome.zero_click_successes.tolist() == [0]
     assert outcome.seconds_to_success.tolist() == [30.0]
     assert outcome.queries_to_success.tolist() == [2.0]
-    assert outcome.queries.tolist() == [2]
+    assert outcome.queries_per_session.tolist() == [2.0]
 
 
 def test_a_higher_threshold_makes_the_same_session_unsuccessful():
-    outcome = session_outcomes(events(SHORT_THEN_LONG), success_dwell=60)
+    outcome = session_outcome(events(SHORT_THEN_LONG), success_dwell=60)
 
-    assert outcome.successful.tolist() == [False]
+    assert outcome.successful_sessions.tolist() == [0]
     assert np.isnan(outcome.seconds_to_success).all()
 
 
 def test_an_answered_page_is_a_zero_click_success_at_once():
-    outcome = session_outcomes(events(ANSWERED))
+    outcome = session_outcome(events(ANSWERED))
 
-    assert outcome.successful.tolist() == [True]
-    assert outcome.zero_click.tolist() == [True]
+    assert outcome.successful_sessions.tolist() == [1]
+    assert outcome.zero_click_successes.tolist() == [1]
     assert outcome.seconds_to_success.tolist() == [0.0]
     assert outcome.queries_to_success.tolist() == [1.0]
 
 
 def test_an_abandoned_session_is_not_successful():
-    outcome = session_outcomes(events(ABANDONED))
+    outcome = session_outcome(events(ABANDONED))
 
-    assert outcome.successful.tolist() == [False]
-    assert outcome.queries.tolist() == [2]
+    assert outcome.successful_sessions.tolist() == [0]
+    assert outcome.queries_per_session.tolist() == [2.0]
 
 
 def test_the_three_sessions_of_one_day():
@@ -140,7 +164,7 @@ def test_a_session_spanning_midnight_belongs_to_the_day_it_began():
 def test_clicks_without_an_impression_count_only_as_orphans():
     # Session 6 has a click before its first page; session 7 has nothing but a click.
     rows = [click(6, 0, 100, dwell=60), impression(6, 10, 7), click(7, 50, 100, dwell=60)]
-    table = online_metrics(SearchEvents.from_rows(rows))
+    table = online_metrics(rows)
 
     assert table.orphan_clicks.tolist() == [2]
     assert (table.clicks[0], table.impressions[0]) == (0, 1)
@@ -154,7 +178,7 @@ def test_duplicate_clicks_count_once_but_a_later_long_one_still_succeeds():
         click(8, 3, 100, dwell=25),
         click(8, 40, 200, dwell=2),
     ]
-    table = online_metrics(SearchEvents.from_rows(rows))
+    table = online_metrics(rows)
 
     # Documents 100 (twice) and 200 on one page: two clicks.
     assert table.clicks.tolist() == [2]
@@ -165,18 +189,18 @@ def test_duplicate_clicks_count_once_but_a_later_long_one_still_succeeds():
 def test_the_same_document_on_a_new_page_is_a_new_click():
     rows = [impression(9, 0, 7), click(9, 1, 100), impression(9, 5, 7), click(9, 6, 100)]
 
-    assert online_metrics(SearchEvents.from_rows(rows)).clicks.tolist() == [2]
+    assert online_metrics(rows).clicks.tolist() == [2]
 
 
 def test_a_click_without_dwell_is_not_a_success():
     rows = [impression(10, 0, 7), click(10, 1, 100, dwell=NAN)]
 
-    assert session_outcomes(SearchEvents.from_rows(rows)).successful.tolist() == [False]
+    assert session_outcome(rows).successful_sessions.tolist() == [0]
 
 
 def test_an_impression_and_a_click_in_the_same_second_are_page_then_click():
     rows = [click(11, 0, 100, dwell=20), impression(11, 0, 7)]
-    table = online_metrics(SearchEvents.from_rows(rows))
+    table = online_metrics(rows)
 
     assert (table.clicks[0], table.orphan_clicks[0], table.successful_sessions[0]) == (1, 0, 1)
 
@@ -192,10 +216,9 @@ def test_the_order_of_the_input_does_not_matter():
 
 
 def test_an_empty_log_gives_an_empty_table():
-    table = online_metrics(SearchEvents.from_rows([]), by=("day", "query"))
+    table = online_metrics([], by=("day", "query"))
 
     assert len(table) == 0 and table.ctr.tolist() == []
-    assert len(session_outcomes(SearchEvents.from_rows([])).session) == 0
 
 
 @pytest.mark.parametrize("dwell", [-1.0, math.nan, math.inf])
