@@ -77,8 +77,6 @@ PROJECT_TABLES_SQL = [
     "UPDATE judgements_job SET project_id = NULL WHERE project_id = %(project)s",
     # The packed summaries go first, so that the triggers of migration 0008 find no
     # query left to recompute when pair grades and hits go.
-    "DELETE FROM judgements_rankedblock WHERE result_list_id IN"
-    " (SELECT id FROM judgements_resultlist WHERE project_id = %(project)s)",
     "DELETE FROM judgements_rankedgrades WHERE result_list_id IN"
     " (SELECT id FROM judgements_resultlist WHERE project_id = %(project)s)",
     "DELETE FROM judgements_rankedhits WHERE result_list_id IN"
@@ -165,7 +163,6 @@ def table_of(statement: str) -> str:
 RESULT_LIST_TABLES_SQL = [
     # As for a project: the packed summaries first, so that the triggers on hits find
     # nothing of this list left to recompute; the pool is recounted by those triggers.
-    "DELETE FROM judgements_rankedblock WHERE result_list_id = %(result_list)s",
     "DELETE FROM judgements_rankedgrades WHERE result_list_id = %(result_list)s",
     "DELETE FROM judgements_rankedhits WHERE result_list_id = %(result_list)s",
     "DELETE FROM judgements_hit WHERE result_list_id = %(result_list)s",

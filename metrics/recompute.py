@@ -25,20 +25,16 @@ from django.tasks import task
 from django.utils import timezone
 
 from judgements.models import RankedHits, ResultList
-from judgements.packed import blocks_refresh, packed_fill
+from judgements.packed import packed_fill
 from metrics import buckets, log_replay, sources
 from metrics.evaluate import point_columns, result_list_evaluate
 from metrics.models import MetricPoint
 from metrics.overall import overall_store
-from metrics.packed_reads import block_span
 from metrics.refresh import refresh_moment, result_list_lock
 from metrics.registry import project_spec
 
-# Queries read and written at a time within a chunk: the packed read of so many
-# consecutive queries reads the blocks that hold them (metrics.packed_reads.block_span):
-# 0.08 s for a 12,500-query chunk of scale-100k, where reading the queries' own rows,
-# 2,000 at a time, took 0.46 s of the chunk's 0.75 s. Parts bound the arrays (100 hits
-# a query: 13 MB of grades). Values do not depend on the part a query is computed in
+# Queries read and written at a time within a chunk: parts bound the arrays (100 hits a
+# query: 13 MB of grades). Values do not depend on the part a query is computed in
 # (metrics.core.batch_dcg).
 PART_QUERIES = 16_384
 
@@ -96,7 +92,9 @@ def result_list_chunk_recompute(
     # Read once: the list's queries are its hits', which the recompute lock below does
     # not guard (it keeps refreshes' point writes apart from the chunks').
     query_ids = list(queries.order_by("query_id").values_list("query_id", flat=True))
-    _blocks_ready(result_list, spec, query_ids)
+    # Filled first, in a transaction of its own that waits for writers of the same
+    # queries, so that the chunk reads packed rows rather than the pair grades.
+    packed_fill(result_list.project_id, query_ids)
     with transaction.atomic():
         result_list_lock(result_list.pk, shared=True)
         fresh = sources.freshness(result_list.project, as_of=moment)
@@ -116,21 +114,6 @@ def result_list_chunk_recompute(
             )
     _overall_store_when_last(result_list, spec, moment, computed_at, firsts)
     return len(query_ids)
-
-
-def _blocks_ready(result_list: ResultList, spec, query_ids: list[int]) -> None:
-    """Fill the chunk's stale queries and write the stale blocks that hold them, each in
-    a transaction of its own, before the chunk reads them: the reads of some queries
-    never write blocks (``metrics.packed_reads.stored_result_list_grades``), and a chunk
-    whose blocks are current reads them instead of each query's row. Chunks side by
-    side write their own blocks; a block another holds is left stale, and the chunk
-    then reads its queries' rows."""
-    span = block_span(query_ids)
-    if span is None:
-        return
-    packed_fill(result_list.project_id, query_ids)
-    with transaction.atomic():
-        blocks_refresh(result_list.pk, spec.consensus, span)
 
 
 @transaction.atomic

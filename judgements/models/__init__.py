@@ -19,7 +19,6 @@ from judgements.models.derived import (
     PairGrade,
     QueryActivity,
     QueryGrades,
-    RankedBlock,
     RankedGrades,
     RankedHits,
 )
@@ -99,7 +98,6 @@ __all__ = [
     "QueueRaterTally",
     "QueueRequest",
     "QueueSkip",
-    "RankedBlock",
     "RankedGrades",
     "RankedHits",
     "ResultList",

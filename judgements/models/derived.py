@@ -181,50 +181,6 @@ class RankedGrades(models.Model):
         return f"{self.result_list_id}/{self.query_id} ({self.policy})"
 
 
-class RankedBlock(models.Model):
-    """The RankedGrades rows of one result list under one policy for a block of
-    ``judgements.packed.BLOCK_QUERIES`` consecutive query ids, joined, so that a whole
-    list reads in a few dozen rows instead of one per query (issue 16's "recompute of
-    one result list"). Each query's fixed part is ``header`` (query id int64, hits,
-    judged grades and current grades int32, big-endian), in query order. The block's
-    grades are ``grades``, its distinct values (float64, big-endian), and codes into
-    them of ``width`` bytes each (``judgements.block_layout``): ``ranked`` holds
-    the hits' codes rank by rank (every query's first hit, then every query's second
-    ...), and ``rank_ends[r - 1]`` how many codes the first ``r`` ranks hold, so that a
-    list's top ``k`` is one prefix of each block; ``judged`` holds each query's judged
-    grades' codes, highest grade first, query after query. Marked stale by the fills of
-    its queries and written again from the rows by the next reader of the whole list
-    (``judgements.packed``)."""
-
-    result_list = models.ForeignKey(
-        ResultList, on_delete=models.CASCADE, related_name="+", db_index=False
-    )
-    policy = models.CharField(max_length=16, choices=policy_choices)
-    block = models.IntegerField(help_text="The queries' ids divided by BLOCK_QUERIES.")
-    header = models.BinaryField(default=b"")
-    rank_ends = ArrayField(models.IntegerField(), default=list)
-    grades = models.BinaryField(default=b"", help_text="The block's distinct grades.")
-    width = models.SmallIntegerField(default=1, help_text="Bytes per code: 1, 2 or 4.")
-    ranked = models.BinaryField(default=b"")
-    judged = models.BinaryField(default=b"")
-    stale = models.BooleanField(
-        default=False,
-        db_default=False,
-        help_text="Set by a fill of one of the block's queries: the block waits for a "
-        "reader of its list to write it again (judgements.packed.blocks_refresh).",
-    )
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["result_list", "policy", "block"], name="ranked_block_unique"
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.result_list_id}/{self.block} ({self.policy})"
-
-
 class PackedPolicy(models.Model):
     """A consensus policy the packed rows (RankedGrades) have been filled for. When the
     code registers a policy missing here, judgements.packed marks every query stale and

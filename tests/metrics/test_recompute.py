@@ -13,7 +13,6 @@ import pytest
 from django.core.management import call_command
 from django.db import connection, transaction
 
-from judgements import packed
 from judgements.models import Project
 from metrics import buckets, recompute
 from metrics.models import LatestMetricPoint, MetricPoint
@@ -60,12 +59,9 @@ def unsplit(project: Project) -> list[tuple]:
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("block", [packed.BLOCK_QUERIES, 4])
-def test_a_split_recompute_stores_exactly_what_an_unsplit_one_does(monkeypatch, block):
-    # Chunks of 17 or 18 queries, each read and written in parts of up to 11; with
-    # blocks of 4 queries, each chunk's blocks written first and its parts read from them.
+def test_a_split_recompute_stores_exactly_what_an_unsplit_one_does(monkeypatch):
+    # Chunks of 17 or 18 queries, each read and written in parts of up to 11.
     monkeypatch.setattr(recompute, "PART_QUERIES", 11)
-    monkeypatch.setattr(packed, "BLOCK_QUERIES", block)
     project = generated()
     whole = unsplit(project)
     # Per-query points of both lists and an overall point of each, with an interval.
