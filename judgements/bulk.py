@@ -83,6 +83,9 @@ PROJECT_TABLES_SQL = [
     " (SELECT id FROM judgements_resultlist WHERE project_id = %(project)s)",
     "DELETE FROM judgements_querygrades WHERE query_id IN"
     " (SELECT id FROM judgements_query WHERE project_id = %(project)s)",
+    # The packed log before the judgements too: its delete trigger recounts only the
+    # rows there are.
+    "DELETE FROM judgements_querylog WHERE project_id = %(project)s",
     # Pair grades go before the judgements, so that the delete trigger on judgements
     # (migration 0005) finds no pair left to recount.
     "DELETE FROM judgements_pairgrade WHERE project_id = %(project)s",

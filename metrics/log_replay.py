@@ -87,7 +87,7 @@ def replayed_pair_grades(log: replay.SortedLog, as_of: dt.datetime, policy: str)
 
 
 def spans_pair_grades(found, as_of: dt.datetime, policy: str) -> selectors.PairGrades:
-    """``replayed_pair_grades`` from the packed log's spans (``judgements.log_blocks``):
+    """``replayed_pair_grades`` from the packed log's spans (``judgements.query_log``):
     the grades current at ``as_of`` are those whose span holds it, already in pair order
     and each pair's lowest first."""
     moment = postgres_time(as_of)

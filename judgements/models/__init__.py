@@ -13,12 +13,11 @@ One module per concern, every model importable from here as before:
 
 from judgements.models.catalogue import Document, Hit, Query, ResultList
 from judgements.models.derived import (
-    LogBlock,
-    LogBlockMark,
     PackedPolicy,
     PairGrade,
     QueryActivity,
     QueryGrades,
+    QueryLog,
     RankedGrades,
     RankedHits,
 )
@@ -76,8 +75,6 @@ __all__ = [
     "Job",
     "JobUpload",
     "Judgement",
-    "LogBlock",
-    "LogBlockMark",
     "MachineAnswer",
     "MachineCanary",
     "MachineGate",
@@ -92,6 +89,7 @@ __all__ = [
     "Query",
     "QueryActivity",
     "QueryGrades",
+    "QueryLog",
     "QueueLease",
     "QueuePair",
     "QueuePoolTally",

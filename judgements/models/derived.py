@@ -192,34 +192,36 @@ class PackedPolicy(models.Model):
         return self.name
 
 
-class LogBlock(models.Model):
-    """The human events of a block of ``judgements.log_blocks.BLOCK_QUERIES`` consecutive
-    query ids (whatever their project), packed as spans: for every grade event, the time
-    it was recorded (``starts``) and the time its rater's next event on the pair was
+class QueryLog(models.Model):
+    """One query's human grade events as spans of time (judgements/sql/query_log.sql,
+    kept by triggers on the log in the writer's transaction): for every grade event,
+    when it was recorded (``starts``) and when its rater's next event on the pair was
     (``ends``; the largest int64 for none), so that its grade is that rater's current
     answer at every moment from start (included) to end (excluded). Spans are in pair
     order (``keys``, query id << 32 | document id), each pair's by grade; times are
     microseconds since 2000-01-01 UTC, as binary COPY sends them; all big-endian, int64
-    but ``grades`` (int16). Current while no ``LogBlockMark`` of its block is left;
-    written again by the next reader of a past moment (``judgements.log_blocks``)."""
+    but ``grades`` (int16). Past moments are replayed from these rows
+    (``judgements.query_log``)."""
 
-    block = models.IntegerField(unique=True, help_text="The queries' ids divided by 128.")
+    # No foreign keys: a project's deletion removes the rows first (judgements.bulk), and
+    # a bulk load's rebuild would check each of its queries.
+    query = models.OneToOneField(
+        Query, on_delete=models.CASCADE, primary_key=True, related_name="+", db_constraint=False
+    )
+    project = models.ForeignKey(
+        Project,
+        on_delete=models.DO_NOTHING,
+        related_name="+",
+        db_constraint=False,
+        db_index=False,
+    )
     keys = models.BinaryField(default=b"")
     starts = models.BinaryField(default=b"")
     ends = models.BinaryField(default=b"")
     grades = models.BinaryField(default=b"")
 
-    def __str__(self) -> str:
-        return f"log block {self.block}"
-
-
-class LogBlockMark(models.Model):
-    """A statement added or removed human events of the block's queries (a trigger of
-    judgements/sql/log_blocks.sql): its LogBlock, if any, no longer holds them. Only
-    inserted by writers (never waited for); deleted by the reader that writes the block
-    again, as far as its snapshot sees them."""
-
-    block = models.IntegerField(db_index=True)
+    class Meta:
+        indexes = [models.Index(fields=["project", "query"], name="query_log_project_idx")]
 
     def __str__(self) -> str:
-        return f"mark of log block {self.block}"
+        return f"log of query {self.query_id}"

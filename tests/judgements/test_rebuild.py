@@ -288,5 +288,5 @@ def test_an_empty_project_rebuilds_to_nothing():
 
     seconds = rebuild.rebuild(project.pk)
 
-    assert set(seconds) == {"current answers", "pair grades", "summaries", "pool"}
+    assert set(seconds) == {"current answers", "pair grades", "summaries", "query log", "pool"}
     assert all(rows == [] for rows in derived_rows(project).values())

@@ -23,11 +23,7 @@ from judgements.derived.oracles.answers import (
     expected_pair_grades,
     stored_pair_grades,
 )
-from judgements.derived.oracles.log_spans import (
-    expected_log_spans,
-    log_span_blocks,
-    stored_log_spans,
-)
+from judgements.derived.oracles.log_spans import expected_log_spans, stored_log_spans
 from judgements.derived.oracles.metrics import (
     expected_latest_points,
     expected_mark_projects,
@@ -119,13 +115,8 @@ def differences(project) -> Iterator[Difference]:
         names, stored_tallies(project), expected_tallies(project, pool), strict=True
     ):
         yield from _compare(name, have, want)
-    # The packed log's blocks that hold their events; marked or missing ones wait for a
-    # reader of a past moment (judgements.log_blocks).
-    _, current = log_span_blocks(project)
     yield from _compare(
-        "judgements_logblock",
-        stored_log_spans(project, current),
-        expected_log_spans(project, current),
+        "judgements_querylog", stored_log_spans(project), expected_log_spans(project)
     )
     yield from _compare(
         "metrics_latestmetricpoint",
