@@ -15,8 +15,6 @@ hits and pair grades and rebuild once (``judgements.derived.rebuild``), and
 - ``queue_tally.sql``: the progress bar's counts.
 - ``query_log.sql``: each query's human events as spans of time (judgements_querylog),
   that past moments are replayed from.
-- ``overall_sums.sql``: throws away the sums behind a list's overall point
-  (metrics_overallsum) when anything but a grade's refresh writes its latest points.
 - ``query_activity.sql``: each query's newest human event (judgements_queryactivity),
   which the freshness rule (metrics.sources) reads.
 
@@ -39,7 +37,6 @@ CONCERNS = (
     "queue",
     "queue_tally",
     "query_log",
-    "overall_sums",
     "query_activity",
 )
 

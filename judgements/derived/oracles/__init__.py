@@ -27,16 +27,12 @@ from judgements.derived.oracles.log_spans import expected_log_spans, stored_log_
 from judgements.derived.oracles.metrics import (
     expected_latest_points,
     expected_mark_projects,
-    expected_overall_sums,
     expected_query_activity,
     expected_revision_counts,
-    expected_unreturned_queries,
     stored_latest_points,
     stored_mark_projects,
-    stored_overall_sums,
     stored_query_activity,
     stored_revision_counts,
-    stored_unreturned_queries,
 )
 from judgements.derived.oracles.pool import (
     expected_pool,
@@ -130,14 +126,6 @@ def differences(project) -> Iterator[Difference]:
     )
     yield from _compare(
         "metrics_stalequery", stored_mark_projects(project), expected_mark_projects(project)
-    )
-    yield from _compare(
-        "metrics_overallsum", stored_overall_sums(project), expected_overall_sums(project)
-    )
-    yield from _compare(
-        "metrics_unreturnedquery",
-        stored_unreturned_queries(project),
-        expected_unreturned_queries(project),
     )
 
 
