@@ -9,6 +9,9 @@ PORT ?= 8000
 PYTEST_ARGS ?=
 # Settings default DEBUG off (production); the development targets turn it on.
 export DEBUG ?= 1
+# glibc keeps freed memory for the next computation, as the Dockerfile sets it.
+export MALLOC_MMAP_THRESHOLD_ ?= 33554432
+export MALLOC_TRIM_THRESHOLD_ ?= 268435456
 
 .PHONY: run test e2e bench lint format db-stop clean
 
