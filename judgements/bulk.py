@@ -8,7 +8,7 @@ from django.apps import apps
 from django.db import connection, transaction
 from django.db.models import ForeignKey
 
-from metrics import pgcopy
+from config import pgcopy
 
 
 def reserve_ids(model, count: int) -> int:
@@ -32,7 +32,7 @@ def copy_columns(model, columns: dict[str, np.ndarray | list]) -> int:
     """COPY equally long columns into ``model``'s table; return the number of rows.
 
     The columns go over in COPY's binary format, laid out by numpy
-    (``metrics.pgcopy.binary_copy_data``): no value is formatted as text, and none is
+    (``config.pgcopy.binary_copy_data``): no value is formatted as text, and none is
     parsed back. Timestamps are numpy datetime64 in UTC; no value may be NULL.
     """
     names = list(columns)

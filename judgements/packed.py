@@ -28,9 +28,10 @@ import struct
 import numpy as np
 from django.db import connection, transaction
 
+from config.pgcopy import copy_row, copy_rows
+from judgements.derived.freshness import NOTHING_AFTER_SQL
 from metrics.core.consensus import consensus_all, policy_names
-from metrics.core.segments import offsets_from_lengths, sorted_lookup
-from metrics.sources import NOTHING_AFTER_SQL
+from metrics.core.segments import offsets_from_lengths, pair_keys, sorted_lookup
 
 # Whether the packed rows of %(project)s hold the state as of %(as_of)s under
 # %(policy)s, but for the queries still marked stale (a reader reads those from the pair
@@ -120,8 +121,6 @@ def packed_fill(project_id: int | None = None, query_ids=None) -> int:
 
 def _rows(queries: list[int]) -> bytes:
     """The RankedGrades rows of ``queries`` in COPY's binary format."""
-    from metrics.selectors import copy_row, copy_rows, pair_keys
-
     params = {"queries": queries}
     grades = copy_rows(
         GRADES_SQL, params, [("query_id", ">i8"), ("document_id", ">i8"), ("grade", ">i2")]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from metrics import pgcopy
+from config import pgcopy
 
 # The end of a span whose rater has no later event on the pair.
 NEVER = np.iinfo(np.int64).max

@@ -15,7 +15,8 @@ import numpy as np
 from django.db import connection
 from django.utils import timezone
 
-from metrics import packed_reads, pgcopy, selectors, sources
+from config import pgcopy
+from metrics import packed_reads, selectors, sources
 from metrics.core import replay
 from metrics.core.consensus import consensus
 from metrics.models import POINT_FIELDS

@@ -8,10 +8,10 @@ from datetime import datetime
 
 import numpy as np
 
+from config.pgcopy import copy_fields, joined_chunks, unpacked
 from judgements.packed import PACKED_CURRENT_SQL, STALE_IDS_SQL
 from metrics.core.consensus import policy_names
 from metrics.core.segments import offsets_from_lengths, sorted_lookup
-from metrics.pgcopy import copy_fields, joined_chunks, unpacked
 from metrics.selectors import PairGrades, pair_keys, stored_pair_grades
 
 # A result list, packed (migration 0008): per query, one row holds the hits' documents

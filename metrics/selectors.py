@@ -14,10 +14,11 @@ from datetime import datetime
 import numpy as np
 from django.db import connection
 
+from config.pgcopy import copy_row, copy_rows, unpacked
 from judgements import query_log
 from metrics.core.consensus import consensus, policy_names
+from metrics.core.segments import pair_keys
 from metrics.models import MetricPoint
-from metrics.pgcopy import copy_row, copy_rows, unpacked
 from metrics.sources import HUMAN, Freshness, Grades, Source
 
 # The present state: judgements_pairgrade (judgements/sql/pair_grades.sql) holds each
@@ -46,11 +47,6 @@ class PairGrades:
     @property
     def keys(self) -> np.ndarray:
         return pair_keys(self.query_ids, self.document_ids)
-
-
-def pair_keys(query_ids: np.ndarray, document_ids: np.ndarray) -> np.ndarray:
-    """One sortable int64 per pair (ids stay far below 2**31)."""
-    return (query_ids.astype(np.int64) << 32) | document_ids.astype(np.int64)
 
 
 def pair_grades(

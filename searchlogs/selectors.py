@@ -3,10 +3,10 @@
 import numpy as np
 from django.db import connection
 
+from config.pgcopy import copy_rows
 from judgements.models import Project
 from metrics.core.online import SearchEvents
 from metrics.core.segments import sorted_lookup
-from metrics.pgcopy import copy_rows
 from searchlogs.models import SearchEvent, SearchLogState
 
 DEFAULT_SUCCESS_DWELL = 10.0

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from django.db import connection
 
+from config import pgcopy
 from judgements.derived import rebuild
 from judgements.models import Judgement, QueuePair, QueueRequest, ResultList
-from metrics import pgcopy
 from tests.factories import (
     DocumentFactory,
     HitFactory,

@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
+from config import pgcopy
 from judgements.models import Hit, Judgement, Query, QueryGrades, RankedGrades
 from judgements.packed import packed_fill
-from metrics import packed_reads, pgcopy, selectors
+from metrics import packed_reads, selectors
 from metrics.core.consensus import POLICIES
 from metrics.sources import Source, grades_freshness
 from tests.factories import (
