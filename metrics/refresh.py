@@ -70,14 +70,13 @@ def _latest_store(points: list[MetricPoint]) -> None:
 RECOMPUTE_LOCK = "metrics.recompute"
 
 
-def result_list_lock(result_list_id: int, *, shared: bool = False) -> None:
-    """Take the result list's recompute lock until the transaction ends: exclusive
-    while a refresh writes the list, shared by each chunk of a split recompute
-    (``metrics.recompute``), which then run side by side."""
-    function = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
+def result_list_lock(result_list_id: int) -> None:
+    """Take the result list's lock until the transaction ends: a refresh and the
+    interval task write the list's overall point one after the other."""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT {function}(hashtextextended(%s, %s))", [RECOMPUTE_LOCK, result_list_id]
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, %s))",
+            [RECOMPUTE_LOCK, result_list_id],
         )
 
 
@@ -138,8 +137,7 @@ def metrics_refresh(*, project: Project, now: dt.datetime | None = None) -> int:
             only = stale if _computed(result_list, spec) else None
             if only is not None and not only:
                 continue
-            # Waits for chunks of a split recompute reading the list's grades now
-            # (metrics.recompute), so that their older reading never lands after this one.
+            # Waits for the interval task writing the list's overall point.
             result_list_lock(result_list.pk)
             points = metric_points_build(result_list, spec, as_of=as_of, only=only, fresh=fresh)
             written += len(points)

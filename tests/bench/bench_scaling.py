@@ -1,8 +1,7 @@
-"""Benchmark how cost grows: one grade's refresh at 10k, 100k and 1M queries, and a
-100k-query result list's recompute split across 1, 2 and 4 task workers.
+"""Benchmark how cost grows: one grade's refresh at 10k, 100k and 1M queries.
 
 Run as ``.venv/bin/python tests/bench/bench_scaling.py [--grades 200] [--sizes 10000
-100000 1000000] [--workers 1 2 4]``. It is not a pytest test, and it works on the
+100000 1000000]``. It is not a pytest test, and it works on the
 development database. The projects "scale-10k", "scale-100k" and "scale-1m" are built
 when missing with ``generate_load --queries N --hits-per-query 10 --judgements 100000
 --result-lists 1`` (a few seconds, 45 s and about 7 minutes on the 2-core machine; the
@@ -10,7 +9,7 @@ when missing with ``generate_load --queries N --hits-per-query 10 --judgements 1
 about 5 minutes), so that a grade's refresh finds the list computed (as in a running
 project) and recomputes only the graded query.
 
-1. The cost of one grade. The user "bench_scaler" (rater role) posts grades through
+The cost of one grade. The user "bench_scaler" (rater role) posts grades through
    ``POST /api/judgements/create/`` in-process (Django's test Client, DEBUG off, the
    database task queue, as gunicorn serves it): the statement's time is the request's.
    Then the refresh the grade queued is run here, as the worker runs it
@@ -23,14 +22,6 @@ project) and recomputes only the graded query.
    list). The grade's budget is bench_budgets', on the 10k-query, 1M-judgement project;
    this prints how the cost grows with the list.
 
-2. The recompute of the 100k-query list, split into chunks of queries
-   (``metrics.recompute``): first in this process, unsplit; then queued as ``--chunks``
-   tasks and run by 1, 2 and 4 ``db_worker`` processes started for it, from the
-   enqueue to the last task's end. The stored values after each run are compared with
-   the unsplit run's, bit for bit. On this machine's 2 cores, shared with PostgreSQL
-   (which does part of each chunk's work) and with other work, 2 workers can at best
-   approach 2x and 4 workers add nothing.
-
 Each figure is printed with the load average at the time; the summary lines go to
 ``.bench/summary.tsv`` (``tests/bench/summary.py``).
 """
@@ -38,12 +29,10 @@ Each figure is printed with the load average at the time; the summary lines go t
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import time
 import warnings
 from collections import defaultdict
-from contextlib import contextmanager
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -63,24 +52,20 @@ import numpy as np  # noqa: E402
 from django.contrib.auth.models import Group, User  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
-from django.utils import timezone  # noqa: E402
 from django_tasks_db.models import DBTaskResult  # noqa: E402
 from summary import load_average as load  # noqa: E402
 
 from judgements.models import Hit, Judgement, Project  # noqa: E402
 from judgements.roles import Role  # noqa: E402
 from metrics import (  # noqa: E402
-    buckets,
     evaluate,
     overall,
-    recompute,
     refresh,
     revisions,
     selectors,
     tasks,
 )
-from metrics.models import LatestMetricPoint, MetricPoint  # noqa: E402
-from metrics.registry import project_spec  # noqa: E402
+from metrics.models import LatestMetricPoint  # noqa: E402
 
 SLUGS = {10_000: "scale-10k", 100_000: "scale-100k", 1_000_000: "scale-1m"}
 RATER = "bench_scaler"
@@ -106,19 +91,8 @@ def scale_project(queries: int) -> Project:
 
 
 def first_points(project: Project) -> None:
-    """Every query's point, as the refresh computes a list with none, but in chunks of
-    50k queries run here, which bound the arrays of the 1M-query list."""
-    tasks.packed_fill(project.pk)
-    spec = project_spec(project)
-    as_of = refresh.refresh_moment(project, spec, buckets.bucket_end(timezone.now(), "hour"))
-    for result_list in project.result_lists.all():
-        queries = recompute._list_queries(result_list).count()
-        firsts = recompute.chunk_firsts(result_list, max(1, queries // 50_000))
-        stamp = timezone.now().isoformat()
-        for chunk in range(len(firsts)):
-            recompute.result_list_chunk_recompute.call(
-                result_list.pk, as_of.isoformat(), stamp, firsts, chunk
-            )
+    """Every query's point, as the refresh computes a list with none."""
+    tasks.project_metrics_refresh.call(project.pk)
 
 
 def rater_client() -> tuple[User, Client]:
@@ -285,97 +259,6 @@ def grade_summary(rows: dict[int, dict]) -> None:
     print(f"{smallest:,} (median).")
 
 
-def stored_values(result_list) -> np.ndarray:
-    rows = LatestMetricPoint.objects.filter(result_list=result_list).order_by("query_id")
-    overall = MetricPoint.objects.filter(result_list=result_list, query=None).order_by("-as_of")
-    values = np.array(rows.values_list("query_id", "value", "dcg", "idcg"), dtype=float)
-    return np.r_[values.ravel(), overall.values_list("value", flat=True)[0]]
-
-
-@contextmanager
-def workers(count: int):
-    environment = {**os.environ, "DEBUG": "False", "TASKS_BACKEND": "database"}
-    command = [sys.executable, "manage.py", "db_worker", "--interval", "0.05", "--no-reload"]
-    logs = REPOSITORY / ".bench"
-    logs.mkdir(exist_ok=True)
-    processes = []
-    for n in range(count):
-        with (logs / f"worker{n}.log").open("wb") as log:
-            processes.append(
-                subprocess.Popen(
-                    [*command, "--no-startup-delay"], cwd=REPOSITORY, env=environment,
-                    stdout=subprocess.DEVNULL, stderr=log,
-                )
-            )  # fmt: skip
-    deadline = time.monotonic() + 120
-    # Every worker polling before the chunks are queued.
-    while not all(
-        "Starting worker" in (logs / f"worker{n}.log").read_text() for n in range(count)
-    ):
-        if time.monotonic() > deadline:
-            raise SystemExit("The workers did not start; see .bench/worker*.log.")
-        time.sleep(0.1)
-    try:
-        yield
-    finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            process.wait(timeout=60)
-
-
-def queued_run(result_list, chunks: int, as_of) -> float:
-    started = time.perf_counter()
-    results = recompute.result_list_recompute(result_list=result_list, chunks=chunks, as_of=as_of)
-    ids = [result.id for result in results]
-    while DBTaskResult.objects.filter(id__in=ids).exclude(status="SUCCESSFUL").exists():
-        if DBTaskResult.objects.filter(id__in=ids, status="FAILED").exists():
-            raise SystemExit("A chunk failed; see .bench/worker*.log.")
-        time.sleep(0.02)
-    return time.perf_counter() - started
-
-
-def recompute_table(counts: list[int], chunks: int) -> None:
-    project = scale_project(100_000)
-    result_list = project.result_lists.order_by("pk").first()
-    spec = project_spec(project)
-    queries = recompute._list_queries(result_list).count()
-    as_of = MetricPoint.objects.filter(result_list=result_list).latest("as_of").as_of
-    started = time.perf_counter()
-    firsts = recompute.chunk_firsts(result_list, 1)
-    stamp = timezone.now().isoformat()
-    recompute.result_list_chunk_recompute.call(result_list.pk, as_of.isoformat(), stamp, firsts, 0)
-    whole = time.perf_counter() - started
-    started = time.perf_counter()
-    evaluate.overall_point(result_list, spec, as_of=as_of)
-    overall = time.perf_counter() - started
-    reference = stored_values(result_list)
-    print(f"\n== Recompute of one {queries:,}-query list, split in {chunks} chunks ==")
-    print(f"In this process, unsplit: {whole:.2f} s, {whole / queries * 1e6:.0f} µs a query")
-    print(f"  of which the overall point (mean and interval over every query): {overall:.2f} s;")
-    print(f"  load average {load()}")
-    print(f"{'workers':>7} {'wall s':>7} {'µs/query':>9} {'speed-up':>8}  equal  load")
-    walls = {}
-    for count in counts:
-        with workers(count):
-            walls[count] = queued_run(result_list, chunks, as_of)
-        equal = np.array_equal(stored_values(result_list), reference)
-        speedup = walls[min(walls)] / walls[count]
-        print(f"{count:>7} {walls[count]:>7.2f} {walls[count] / queries * 1e6:>9.0f} "
-              f"{speedup:>7.2f}x  {'yes' if equal else 'NO'}    {load()}")  # fmt: skip
-        if not equal:
-            raise SystemExit("The split recompute stored other values than the unsplit one.")
-    if 1 in walls and 2 in walls:
-        print(f"2 workers against 1: {walls[1] / walls[2]:.2f}x")
-    print(
-        "This machine has 2 cores, shared with PostgreSQL (which does part of each chunk's\n"
-        "work) and with other sessions: 2 workers can at most approach 2x and 4 add nothing.\n"
-        "The design predicts near-linear speed-up up to the cores: chunks read their own\n"
-        "queries' rows and write their own points, side by side (the list's recompute\n"
-        "lock is shared); only the overall point, which the last chunk stores, is serial."
-    )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--grades", type=int, default=200)
@@ -383,17 +266,10 @@ def main() -> None:
         "--seconds", type=float, default=120, help="per project: fewer grades past it (min 20)"
     )
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
-    parser.add_argument("--chunks", type=int, default=8)
-    parser.add_argument("--skip-workers", action="store_true")
-    parser.add_argument("--skip-grades", action="store_true")
     args = parser.parse_args()
     print(f"bench_scaling: load average {load()} (2 cores, shared)", flush=True)
-    if not args.skip_grades:
-        rows = grade_table(args.sizes, args.grades, args.seconds)
-        grade_summary(rows)
-    if not args.skip_workers:
-        recompute_table(args.workers, args.chunks)
+    rows = grade_table(args.sizes, args.grades, args.seconds)
+    grade_summary(rows)
     print(f"load average {load()}")
 
 
