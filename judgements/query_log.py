@@ -27,7 +27,8 @@ SELECT int8send(min(log.query_id)),
        string_agg(log.keys, ''::bytea ORDER BY log.query_id),
        string_agg(log.starts, ''::bytea ORDER BY log.query_id),
        string_agg(log.ends, ''::bytea ORDER BY log.query_id),
-       string_agg(log.grades, ''::bytea ORDER BY log.query_id)
+       string_agg(log.grades, ''::bytea ORDER BY log.query_id),
+       string_agg(log.raters, ''::bytea ORDER BY log.query_id)
 FROM judgements_querylog log
 WHERE log.project_id = %(project)s
   AND (%(queries)s::bigint[] IS NULL OR log.query_id = ANY(%(queries)s))
@@ -38,22 +39,30 @@ GROUP BY log.query_id / 128
 @dataclass(frozen=True)
 class Spans:
     """Grade events as spans of time, in pair order (each pair's by grade): the grade
-    ``grades[i]`` of pair ``keys[i]`` is a rater's current answer at every moment ``t``
-    with ``starts[i] <= t < ends[i]`` (microseconds since 2000-01-01 UTC)."""
+    ``grades[i]`` of pair ``keys[i]`` is rater ``raters[i]``'s current answer at every
+    moment ``t`` with ``starts[i] <= t < ends[i]`` (microseconds since 2000-01-01 UTC)."""
 
     keys: np.ndarray
     starts: np.ndarray
     ends: np.ndarray
     grades: np.ndarray
+    raters: np.ndarray
+
+    def current(self, moment: int) -> "Spans":
+        """The spans that hold ``moment`` (binary COPY's microseconds), in the same order."""
+        held = (self.starts <= moment) & (self.ends > moment)
+        return Spans(*(column[held] for column in (
+            self.keys, self.starts, self.ends, self.grades, self.raters)))  # fmt: skip
 
 
 def spans(project_id: int, *, query_ids=None) -> Spans:
     """The spans of the project's human events (of ``query_ids`` only, when given)."""
     rows = pgcopy.copy_fields(READ_SQL, {"project": project_id, "queries": query_ids})
-    keys, starts, ends, grades = pgcopy.joined_chunks(rows, key=0, width=5)
+    keys, starts, ends, grades, raters = pgcopy.joined_chunks(rows, key=0, width=6)
     return Spans(
         pgcopy.unpacked(keys, ">i8"),
         pgcopy.unpacked(starts, ">i8"),
         pgcopy.unpacked(ends, ">i8"),
         pgcopy.unpacked(grades, ">i2"),
+        pgcopy.unpacked(raters, ">i4"),
     )

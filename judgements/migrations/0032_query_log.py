@@ -56,6 +56,7 @@ class Migration(migrations.Migration):
                 ("starts", models.BinaryField(default=b"")),
                 ("ends", models.BinaryField(default=b"")),
                 ("grades", models.BinaryField(default=b"")),
+                ("raters", models.BinaryField(default=b"")),
                 (
                     "project",
                     models.ForeignKey(

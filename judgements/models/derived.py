@@ -199,9 +199,9 @@ class QueryLog(models.Model):
     (``ends``; the largest int64 for none), so that its grade is that rater's current
     answer at every moment from start (included) to end (excluded). Spans are in pair
     order (``keys``, query id << 32 | document id), each pair's by grade; times are
-    microseconds since 2000-01-01 UTC, as binary COPY sends them; all big-endian, int64
-    but ``grades`` (int16). Past moments are replayed from these rows
-    (``judgements.query_log``)."""
+    microseconds since 2000-01-01 UTC, as binary COPY sends them; ``raters`` holds each
+    span's rater; all big-endian, int64 but ``grades`` (int16) and ``raters`` (int32).
+    Past moments are replayed from these rows (``judgements.query_log``)."""
 
     # No foreign keys: a project's deletion removes the rows first (judgements.bulk), and
     # a bulk load's rebuild would check each of its queries.
@@ -219,6 +219,7 @@ class QueryLog(models.Model):
     starts = models.BinaryField(default=b"")
     ends = models.BinaryField(default=b"")
     grades = models.BinaryField(default=b"")
+    raters = models.BinaryField(default=b"")
 
     class Meta:
         indexes = [models.Index(fields=["project", "query"], name="query_log_project_idx")]

@@ -15,8 +15,9 @@ NEVER = np.iinfo(np.int64).max
 def expected_log_spans(project) -> dict:
     """Each human grade event of the project's queries as the span of time it was its
     rater's current answer: (query, document, start, end) in microseconds since
-    2000-01-01 UTC (end None: no later event of the rater on the pair) -> the grades of
-    such spans, sorted. The rule of Judgement.objects.current(), event by event."""
+    2000-01-01 UTC (end None: no later event of the rater on the pair) -> the (grade,
+    rater) of such spans, sorted. The rule of Judgement.objects.current(), event by
+    event."""
     events = (
         Judgement.objects.for_project(project)
         .exclude(source="machine")
@@ -38,10 +39,10 @@ def expected_log_spans(project) -> dict:
 
 
 def _add_span(spans: dict, event: tuple, end: int | None) -> None:
-    query, document, _, kind, grade, created_at = event
+    query, document, rater, kind, grade, created_at = event
     if kind == "grade":
         key = (query, document, _microseconds(created_at), end)
-        spans.setdefault(key, []).append(grade)
+        spans.setdefault(key, []).append((grade, rater))
 
 
 def _microseconds(moment: dt.datetime) -> int:
@@ -55,19 +56,19 @@ def stored_log_spans(project) -> dict:
     projects = dict(project.queries.values_list("pk", "project_id"))
     spans: dict = {}
     rows = QueryLog.objects.filter(query__project=project).values_list(
-        "query_id", "project_id", "keys", "starts", "ends", "grades"
+        "query_id", "project_id", "keys", "starts", "ends", "grades", "raters"
     )
     for query_id, project_id, *columns in rows:
-        keys, starts, ends, grades = (
+        keys, starts, ends, grades, raters = (
             np.frombuffer(bytes(column), dtype=kind).tolist()
-            for column, kind in zip(columns, (">i8", ">i8", ">i8", ">i2"), strict=True)
+            for column, kind in zip(columns, (">i8", ">i8", ">i8", ">i2", ">i4"), strict=True)
         )
         if project_id != projects[query_id]:
             spans[("project", query_id)] = (project_id,)
         pairs = list(zip(keys, grades, strict=True))
         if pairs != sorted(pairs) or any(key >> 32 != query_id for key in keys):
             spans[("order", query_id)] = ()
-        for key, start, end, grade in zip(keys, starts, ends, grades, strict=True):
+        for key, start, end, grade, rater in zip(keys, starts, ends, grades, raters, strict=True):
             span = (key >> 32, key & 0xFFFFFFFF, start, None if end == NEVER else end)
-            spans.setdefault(span, []).append(grade)
+            spans.setdefault(span, []).append((grade, rater))
     return {key: tuple(sorted(grades)) for key, grades in spans.items()}

@@ -1,11 +1,11 @@
 -- judgements_querylog: per query, its human grade events as the spans of time each was
 -- its rater's current answer (from when it was recorded, included, to when that rater's
 -- next event on the pair was, excluded; never, for their last), packed in pair order,
--- each pair's by grade: a past moment's grades are one comparison of two columns over
--- a project's rows (judgements.query_log), where reading and sorting its log took
--- 2-4 s for a million events. Times are microseconds since 2000-01-01 UTC, as binary
+-- each pair's by grade, with each span's rater: a past moment's grades (and who gave
+-- them) are one comparison of two columns over a project's rows (judgements.query_log),
+-- where reading and sorting its log took 2-4 s for a million events. Times are microseconds since 2000-01-01 UTC, as binary
 -- COPY sends timestamps; keys are query id << 32 | document id; all big-endian, int64
--- but grades (int16). Machine judges' events are left out, as every human number
+-- but grades (int16) and raters (int32). Machine judges' events are left out, as every human number
 -- leaves them out.
 --
 -- Kept by statement triggers on the log, in the writer's transaction, like the pair
@@ -27,8 +27,9 @@ CREATE OR REPLACE FUNCTION judgements_query_log_refresh(changed_queries bigint[]
 AS $$
 BEGIN
     IF add_missing THEN
-        INSERT INTO judgements_querylog (query_id, project_id, keys, starts, ends, grades)
-        SELECT query.id, query.project_id, '', '', '', ''
+        INSERT INTO judgements_querylog
+            (query_id, project_id, keys, starts, ends, grades, raters)
+        SELECT query.id, query.project_id, '', '', '', '', ''
         FROM judgements_query query
         WHERE query.id = ANY(changed_queries)
         ORDER BY query.id
@@ -48,7 +49,7 @@ BEGIN
     WITH events AS (
         -- In the order of judgement_latest_idx (newest first), so that lag() is the
         -- rater's next event on the pair and the window needs no sort.
-        SELECT event.query_id, event.document_id, event.kind, event.grade,
+        SELECT event.query_id, event.document_id, event.rater_id, event.kind, event.grade,
                event.created_at, lag(event.created_at) OVER pair AS next_at
         -- Joined, not "= ANY": a project's ten thousand queries are hashed, a grade's
         -- one probes the index (planned for the array given each time).
@@ -61,7 +62,7 @@ BEGIN
     spans AS (
         -- timestamptz_send: microseconds since 2000-01-01 UTC, big-endian, as binary
         -- COPY sends them; the largest int64 for no next event.
-        SELECT query_id, (query_id << 32) | document_id AS key, grade,
+        SELECT query_id, (query_id << 32) | document_id AS key, rater_id, grade,
                timestamptz_send(created_at) AS starts,
                coalesce(timestamptz_send(next_at), '\x7fffffffffffffff'::bytea) AS ends
         FROM events
@@ -77,17 +78,20 @@ BEGIN
                coalesce(string_agg(spans.ends, ''::bytea
                                    ORDER BY spans.key, spans.grade, spans.starts), '') AS ends,
                coalesce(string_agg(int2send(spans.grade), ''::bytea
-                                   ORDER BY spans.key, spans.grade, spans.starts), '') AS grades
+                                   ORDER BY spans.key, spans.grade, spans.starts), '') AS grades,
+               coalesce(string_agg(int4send(spans.rater_id), ''::bytea
+                                   ORDER BY spans.key, spans.grade, spans.starts), '') AS raters
         FROM unnest(changed_queries) AS locked (query_id)
         LEFT JOIN spans USING (query_id)
         GROUP BY locked.query_id
     )
     UPDATE judgements_querylog log
-    SET keys = packed.keys, starts = packed.starts, ends = packed.ends, grades = packed.grades
+    SET keys = packed.keys, starts = packed.starts, ends = packed.ends, grades = packed.grades,
+        raters = packed.raters
     FROM packed
     WHERE log.query_id = packed.query_id
-      AND (log.keys, log.starts, log.ends, log.grades)
-          IS DISTINCT FROM (packed.keys, packed.starts, packed.ends, packed.grades);
+      AND (log.keys, log.starts, log.ends, log.grades, log.raters)
+          IS DISTINCT FROM (packed.keys, packed.starts, packed.ends, packed.grades, packed.raters);
 END $$;
 
 CREATE OR REPLACE FUNCTION judgements_query_log_changed()
