@@ -151,19 +151,20 @@ def report_pages(label: str, seconds: dict[str, list], budget_ms: float) -> None
 
 
 def graded_pairs(project, rater, count: int) -> list[tuple[int, int, int]]:
-    """``count`` (query, document, grade) spread over the queries, each a last-ranked
-    hit of the first list, the grade other than the rater's current one."""
+    """``count`` (query, document, grade) spread over the queries: pool pairs (each
+    query's tenth hit in the first list) that no other rater graded, so that the grade
+    always has a slot; the grade other than the rater's current one."""
     result_list = project.result_lists.order_by("pk").first()
-    hits = Hit.objects.filter(result_list=result_list, rank=100).order_by("query_id")
+    hits = Hit.objects.filter(result_list=result_list, rank=10).order_by("query_id")
     pairs = list(hits.values_list("query_id", "document_id"))
-    step = max(1, len(pairs) // count)
-    chosen = pairs[::step][:count]
-    own = dict(
-        Judgement.objects.filter(rater=rater, query_id__in=[q for q, _ in chosen])
-        .order_by("created_at", "id")
-        .values_list("query_id", "grade")
+    events = Judgement.objects.filter(query_id__in=[q for q, _ in pairs]).values_list(
+        "query_id", "document_id", "rater_id", "grade"
     )
-    return [(q, d, ((own.get(q) or 0) + 1) % 4) for q, d in chosen]
+    others = {(q, d) for q, d, r, _ in events if r != rater.pk}
+    own = {(q, d): g for q, d, r, g in events.order_by("created_at", "id") if r == rater.pk}
+    free = [pair for pair in pairs if pair not in others]
+    step = max(1, len(free) // count)
+    return [(q, d, ((own.get((q, d)) or 0) + 1) % 4) for q, d in free[::step][:count]]
 
 
 def recompute_after_a_grade(project, rater, repeat: int) -> list[float]:
