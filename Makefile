@@ -9,6 +9,9 @@ PORT ?= 8000
 PYTEST_ARGS ?=
 # Settings default DEBUG off (production); the development targets turn it on.
 export DEBUG ?= 1
+# glibc keeps freed memory for the next computation, as the Dockerfile sets it.
+export MALLOC_MMAP_THRESHOLD_ ?= 33554432
+export MALLOC_TRIM_THRESHOLD_ ?= 268435456
 
 .PHONY: run test e2e bench lint format db-stop clean
 
@@ -35,15 +38,17 @@ test: $(STAMP)
 e2e: $(STAMP)
 	$(PY) -m pytest -m e2e $(PYTEST_ARGS)
 
-# Benchmarks report ratios against peers measured in the same run; the Django ones
-# use the development database and build a generate_load project if missing (10k queries,
-# 1M judgements: about 45 s into a fresh database, 59-65 s beside make bench's other
-# projects, whose 15.5M hits it adds to; bench_generate_load). bench_scaling builds three more projects
-# (10k, 100k and 1M queries x 10 hits, 100k judgements each: about 13 minutes and 6 GB
-# the first time; the run itself about 12 minutes). bench_queue_to_the_end builds a 5k-query,
-# 1M-judgement project each run and has 20 raters grade its queue to the end (about 3.5
-# minutes), failing unless no pair is left short and derived_state --check is clean. Each benchmark records its figures against their targets in
-# .bench/summary.tsv, and the last step prints them all (tests/bench/summary.py).
+# Benchmarks hold what a user feels to budgets (bench_budgets: pages now and as of a past
+# moment, a list's recompute after a grade, a grade with its refresh; bench_queue: the
+# next pair; bench_export: a 1M-row import), each printed with its median and p95, and
+# the trec_eval-style command to its peers. The Django ones use the development
+# database and build a generate_load project if missing (10k queries, 1M judgements:
+# about a minute; bench_generate_load). bench_scaling builds three more projects (10k,
+# 100k and 1M queries x 10 hits, 100k judgements each: about 13 minutes and 6 GB the
+# first time) and prints how a grade's cost grows; bench_queue_to_the_end has 20 raters
+# grade a 5k-query project's queue to the end (about 3.5 minutes), failing unless no
+# pair is left short and derived_state --check is clean. Each benchmark records its
+# figures in .bench/summary.tsv, and the last step prints them all (tests/bench/summary.py).
 bench: $(VENV)/.installed-bench
 	$(PY) manage.py migrate --no-input
 	$(PY) tests/bench/summary.py --reset
@@ -51,6 +56,7 @@ bench: $(VENV)/.installed-bench
 	$(PY) tests/bench/bench_queue.py
 	$(PY) tests/bench/bench_queue_to_the_end.py
 	$(PY) tests/bench/bench_new_list.py
+	$(PY) tests/bench/bench_budgets.py
 	$(PY) tests/bench/bench_dashboards.py
 	$(PY) tests/bench/bench_export.py
 	$(PY) tests/bench/bench_searchlogs.py

@@ -56,10 +56,6 @@ try:
 except ValueError as error:
     raise SystemExit(str(error)) from None
 
-# Bytes of freed memory each process keeps mapped for its next computation instead of
-# faulting it in again (config/memory.py); 0 leaves the C library's defaults.
-FREED_MEMORY_KEPT = envint("FREED_MEMORY_KEPT_MB", "256") * 1024 * 1024
-
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "127.0.0.1,localhost")
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", "")
 

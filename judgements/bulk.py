@@ -8,7 +8,7 @@ from django.apps import apps
 from django.db import connection, transaction
 from django.db.models import ForeignKey
 
-from metrics import pgcopy
+from config import pgcopy
 
 
 def reserve_ids(model, count: int) -> int:
@@ -32,7 +32,7 @@ def copy_columns(model, columns: dict[str, np.ndarray | list]) -> int:
     """COPY equally long columns into ``model``'s table; return the number of rows.
 
     The columns go over in COPY's binary format, laid out by numpy
-    (``metrics.pgcopy.binary_copy_data``): no value is formatted as text, and none is
+    (``config.pgcopy.binary_copy_data``): no value is formatted as text, and none is
     parsed back. Timestamps are numpy datetime64 in UTC; no value may be NULL.
     """
     names = list(columns)
@@ -77,14 +77,15 @@ PROJECT_TABLES_SQL = [
     "UPDATE judgements_job SET project_id = NULL WHERE project_id = %(project)s",
     # The packed summaries go first, so that the triggers of migration 0008 find no
     # query left to recompute when pair grades and hits go.
-    "DELETE FROM judgements_rankedblock WHERE result_list_id IN"
-    " (SELECT id FROM judgements_resultlist WHERE project_id = %(project)s)",
     "DELETE FROM judgements_rankedgrades WHERE result_list_id IN"
     " (SELECT id FROM judgements_resultlist WHERE project_id = %(project)s)",
     "DELETE FROM judgements_rankedhits WHERE result_list_id IN"
     " (SELECT id FROM judgements_resultlist WHERE project_id = %(project)s)",
     "DELETE FROM judgements_querygrades WHERE query_id IN"
     " (SELECT id FROM judgements_query WHERE project_id = %(project)s)",
+    # The packed log before the judgements too: its delete trigger recounts only the
+    # rows there are.
+    "DELETE FROM judgements_querylog WHERE project_id = %(project)s",
     # Pair grades go before the judgements, so that the delete trigger on judgements
     # (migration 0005) finds no pair left to recount.
     "DELETE FROM judgements_pairgrade WHERE project_id = %(project)s",
@@ -172,7 +173,6 @@ def table_of(statement: str) -> str:
 RESULT_LIST_TABLES_SQL = [
     # As for a project: the packed summaries first, so that the triggers on hits find
     # nothing of this list left to recompute; the pool is recounted by those triggers.
-    "DELETE FROM judgements_rankedblock WHERE result_list_id = %(result_list)s",
     "DELETE FROM judgements_rankedgrades WHERE result_list_id = %(result_list)s",
     "DELETE FROM judgements_rankedhits WHERE result_list_id = %(result_list)s",
     "DELETE FROM judgements_hit WHERE result_list_id = %(result_list)s",

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 from django.db import connection
 
+from config.pgcopy import copy_rows
 from metrics.core.consensus import consensus, policy_names
-from metrics.core.segments import offsets_from_lengths
+from metrics.core.segments import offsets_from_lengths, pair_keys
 
 COLUMNS = ("query_id", "document_id", "consensus", "raters", "min_grade", "max_grade", "spread")
 SQL_TYPES = ("bigint", "bigint", "float8", "integer", "smallint", "smallint", "float8")
@@ -63,8 +64,6 @@ def pair_consensus(events, policy: str = "mean") -> PairConsensus:
     (a Judgement QuerySet, filtered in any way)."""
     if policy not in policy_names():
         raise ValueError(f"policy must be one of {policy_names()}, not {policy!r}")
-    from metrics.selectors import copy_rows, pair_keys
-
     grades_qs = events.current_grades().order_by().values_list("query_id", "document_id", "grade")
     sql, params = grades_qs.query.sql_with_params()
     with connection.cursor() as cursor:

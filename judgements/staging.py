@@ -38,7 +38,7 @@ class Staging:
 
     def copy_binary(self, data: bytes) -> None:
         """Append rows given in COPY's binary format, every column in order (see
-        ``metrics.pgcopy.binary_copy_data``)."""
+        ``config.pgcopy.binary_copy_data``)."""
         self._copy(" (FORMAT binary)", io.BytesIO(data))
 
     def _copy(self, options: str, data) -> None:

@@ -15,7 +15,8 @@ import numpy as np
 from django.db import connection
 from django.utils import timezone
 
-from metrics import packed_reads, pgcopy, selectors, sources
+from config import pgcopy
+from metrics import packed_reads, selectors, sources
 from metrics.core import replay
 from metrics.core.consensus import consensus
 from metrics.models import POINT_FIELDS
@@ -87,7 +88,7 @@ def replayed_pair_grades(log: replay.SortedLog, as_of: dt.datetime, policy: str)
 
 
 def spans_pair_grades(found, as_of: dt.datetime, policy: str) -> selectors.PairGrades:
-    """``replayed_pair_grades`` from the packed log's spans (``judgements.log_blocks``):
+    """``replayed_pair_grades`` from the packed log's spans (``judgements.query_log``):
     the grades current at ``as_of`` are those whose span holds it, already in pair order
     and each pair's lowest first."""
     moment = postgres_time(as_of)

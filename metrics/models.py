@@ -26,8 +26,6 @@ POINT_FIELDS = [
     "queries_returned",
     "ci_pending",
 ]
-# A latest point's values that a list's sums count (metrics.overall), its query first.
-LATEST_READ = ("query_id", "value", "judged", "retrieved", "judgements", "zero_idcg")
 
 
 class MetricPoint(models.Model):
@@ -44,7 +42,7 @@ class MetricPoint(models.Model):
     Those two counts and the ``ci_*`` fields are null on per-query points (and the
     counts on overall points stored before they were kept). ``ci_pending``: the
     interval is of an earlier state of the list's queries than the mean (a grade's
-    refresh updates the mean and counts alone, ``OverallSum``), and a task
+    refresh computes the mean and counts alone, ``metrics.overall``), and a task
     (``metrics.tasks.result_list_interval``) is queued to draw it again.
     """
 
@@ -159,64 +157,6 @@ class LatestMetricPoint(models.Model):
 
     def __str__(self) -> str:
         return f"{self.metric} of {self.result_list} for {self.query}: latest as of {self.as_of}"
-
-
-class OverallSum(models.Model):
-    """What the mean of a list's latest per-query points is made of, so that a refresh
-    updates it from the points it replaces instead of reading every query's.
-
-    Kept for the rows of ``LatestMetricPoint`` of (``result_list``, ``metric``) by
-    ``metrics.overall``: ``total`` is the exact sum of the values the mean counts (the
-    metric's ``mean_over``), as a decimal integer multiple of 2**-1074
-    (``metrics.core.exact_sum``), so that the mean is ``math.fsum(values) / n`` to the
-    last bit; the counts are the overall point's. A mean over all queries also counts
-    ``unreturned`` judged queries the list did not return, one ``UnreturnedQuery`` row
-    each. A full computation writes the row; any other write of the list's latest
-    points, and any deletion of a query, deletes it (triggers of migration 0005), and
-    the next refresh computes the mean in full again.
-    """
-
-    result_list = models.ForeignKey(ResultList, on_delete=models.CASCADE, related_name="+")
-    metric = models.CharField(max_length=120)
-    total = models.TextField(help_text="Exact sum of the counted values, times 2**1074.")
-    counted = models.PositiveIntegerField(help_text="Returned queries the mean counts.")
-    unreturned = models.PositiveIntegerField(default=0)
-    judged = models.BigIntegerField()
-    retrieved = models.BigIntegerField()
-    judgements = models.BigIntegerField()
-    zero_idcg = models.PositiveIntegerField()
-    queries_judged = models.PositiveIntegerField()
-    queries_returned = models.PositiveIntegerField()
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["result_list", "metric"], name="overall_sum_unique"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.metric} of {self.result_list}: {self.counted + self.unreturned} queries"
-
-
-class UnreturnedQuery(models.Model):
-    """A judged query that ``OverallSum`` counts at 0 in a mean over all queries because
-    the list did not return it (as judged when it was last counted)."""
-
-    # unreturned_query_unique leads with result_list.
-    result_list = models.ForeignKey(
-        ResultList, on_delete=models.CASCADE, related_name="+", db_index=False
-    )
-    metric = models.CharField(max_length=120)
-    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="+")
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["result_list", "metric", "query"], name="unreturned_query_unique"
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.query_id} unreturned by {self.result_list_id} ({self.metric})"
 
 
 class RevisionCount(models.Model):

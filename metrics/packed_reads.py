@@ -1,20 +1,18 @@
-"""Reads of a result list's grades from the packed rows and blocks: per query, or the
-whole list in one COPY, unpacked by numpy without a Python loop (``ResultListGrades``);
-or, for a moment the packed rows do not hold, its hits joined with the pairs'
-grades of ``metrics.selectors``."""
+"""Reads of a result list's grades from the packed rows: the whole list (or some of its
+queries) in one COPY, unpacked by numpy without a Python loop (``ResultListGrades``);
+the queries whose packed rows wait for a fill, and any moment the packed rows do not
+hold, laid out from their hits and the pairs' grades of ``metrics.selectors``."""
 
 from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
 
-from judgements import packed
-from judgements.block_layout import BLOCK_HEADER, decoded, query_major
-from judgements.packed import PACKED_CURRENT_SQL, packed_fill
+from config.pgcopy import copy_fields, joined_chunks, unpacked
+from judgements.packed import PACKED_CURRENT_SQL, STALE_IDS_SQL
 from metrics.core.consensus import policy_names
 from metrics.core.segments import offsets_from_lengths, sorted_lookup
-from metrics.pgcopy import copy_fields, joined_chunks, ordered_chunks, unpacked
-from metrics.selectors import PairGrades, pair_keys
+from metrics.selectors import PairGrades, pair_keys, stored_pair_grades
 
 # A result list, packed (migration 0008): per query, one row holds the hits' documents
 # (judgements_rankedhits) and, per consensus policy, one row the hits' grades and the
@@ -65,8 +63,9 @@ CROSS JOIN LATERAL (
 # of ~100 kB cost, and sorting the rows in SQL would spill them to disk.
 STORED_RANKED_SQL = f"""
 WITH guard AS MATERIALIZED (
-    -- Evaluated once: referenced twice below, an inlined guard would run twice.
-    SELECT {PACKED_CURRENT_SQL} AS current
+    -- Evaluated once: referenced twice below, an inlined guard would run twice. The
+    -- stale queries are read in the same statement as their rows (one snapshot).
+    SELECT {PACKED_CURRENT_SQL} AS current, {STALE_IDS_SQL} AS stale
 ), span AS (
     SELECT min(query_id) AS low, max(query_id) AS high,
            greatest(%(chunk)s, (max(query_id) - min(query_id)) / 1024 + 1) AS width
@@ -77,7 +76,7 @@ WITH guard AS MATERIALIZED (
     SELECT low + width * i AS first, low + width * (i + 1) AS next
     FROM span, generate_series(0, (high - low) / width) AS i
 )
-SELECT guard.current, chunks.first, grades.*
+SELECT guard.current, guard.stale, chunks.first, grades.*
 FROM guard
 LEFT JOIN chunks ON guard.current
 LEFT JOIN LATERAL (
@@ -100,29 +99,6 @@ LEFT JOIN LATERAL (
 """
 # Queries per row of the packed reads.
 CHUNK_QUERIES = 128
-# A whole list, packed: its blocks (judgements_rankedblock), one row each in any order
-# (numbered by their block), the hits' codes up to rank %(depth)s being one prefix of
-# each block's (judgements.block_layout), and the codes' grades; rows of tens of
-# kilobytes, which PostgreSQL and libpq hand over faster than one row of megabytes. Or
-# only its blocks %(first_block)s to %(last_block)s (many queries of a list:
-# block_span). The same guard; no block gives one row of NULLs. A block marked stale by
-# a fill is written again first (judgements.packed.blocks_refresh), or the list read
-# per query.
-STORED_BLOCKS_SQL = f"""
-WITH guard AS MATERIALIZED (
-    SELECT {PACKED_CURRENT_SQL} AS current
-)
-SELECT guard.current, int4send(block.block), block.header,
-       CASE WHEN %(depth)s::int IS NULL THEN block.ranked
-            ELSE substring(block.ranked FROM 1 FOR block.width * coalesce(
-                block.rank_ends[least(%(depth)s, cardinality(block.rank_ends))], 0))
-       END,
-       block.judged, block.grades, int2send(block.width), block.stale
-FROM guard
-LEFT JOIN judgements_rankedblock block
-    ON guard.current AND block.result_list_id = %(result_list)s AND block.policy = %(policy)s
-   AND (%(first_block)s::int IS NULL OR block.block BETWEEN %(first_block)s AND %(last_block)s)
-"""
 # Each query's fixed-width part of STORED_RANKED_SQL.
 STORED_RANKED_HEADER = np.dtype(
     [("query_id", ">i8"), ("ranked", ">i4"), ("levels", ">i4"), ("graded", ">i4")]
@@ -213,19 +189,17 @@ def stored_result_list_grades(
     query_ids: list[int] | None = None,
 ) -> ResultListGrades | None:
     """``result_list_grades`` from the packed rows, the state after every event
-    (``metrics.sources`` says when that is the moment asked for). The stale ones are
-    filled first (``judgements.packed``), without waiting for a writer; None when a
-    writer holds one of them, or ``as_of`` no longer holds, in the same statement
-    (``judgements.packed.PACKED_CURRENT_SQL``): the caller then lays the list out from
-    the pair grades, the same numbers.
+    (``metrics.sources`` says when that is the moment asked for); the queries whose rows
+    wait for a fill (``QueryGrades.stale``, read in the same statement) are laid out from
+    the pair grades instead. Writes nothing. None when ``as_of`` no longer holds or the
+    policy is not filled yet (``judgements.packed.PACKED_CURRENT_SQL``): the caller then
+    lays the whole list out from the pair grades, the same numbers.
 
     The same arrays as the log gives, except that each query's judged grades come
-    highest first instead of by document. Many ``query_ids`` close together are read
-    as the blocks that hold them (``block_span``), the other queries dropped after.
+    highest first instead of by document.
     """
     if policy not in policy_names():
         raise ValueError(f"policy must be one of {policy_names()}, not {policy!r}")
-    span = block_span(query_ids)
     params = {
         "project": project_id,
         "result_list": result_list_id,
@@ -234,52 +208,25 @@ def stored_result_list_grades(
         "depth": depth,
         "policy": policy,
         "chunk": CHUNK_QUERIES,
-        "first_block": span[0] if span else None,
-        "last_block": span[1] if span else None,
     }
-    blocks = query_ids is None or span is not None
-    rows = _packed_rows(params, blocks=blocks)
-    if rows is None:
-        # Stale queries (or a policy not filled yet): filled, unless a writer holds them.
-        packed_fill(project_id, query_ids, wait=False)
-        rows = _packed_rows(params, blocks=blocks)
-    if rows is not None and blocks and any(row[-1] == b"\x01" for row in rows):
-        # Blocks that fills marked: written again for this list and policy, unless
-        # another transaction holds one; else the list is read query by query. Only a
-        # whole list's read writes them (a refresh of some queries takes no block's
-        # lock); a recompute's chunk writes its own first (metrics.recompute).
-        blocks = query_ids is None and packed.blocks_refresh(result_list_id, policy)
-        rows = _packed_rows(params, blocks=blocks)
-    if rows is None:
+    rows = copy_fields(STORED_RANKED_SQL, params)
+    current, stale = rows[0][0], rows[0][1]
+    if current is None or bytes(current) != b"\x01":
         return None
-    if blocks:
-        grades = _blocks_grades(rows, depth)
-        return grades if query_ids is None else only_queries(grades, query_ids)
-    header, ranked, levels, documents = joined_chunks(rows, key=1, width=6)
+    header, ranked, levels, documents = joined_chunks(rows, key=2, width=7)
     queries = np.frombuffer(header or b"", dtype=STORED_RANKED_HEADER)
-    return _packed_grades(queries, unpacked(ranked, ">f8"), levels, documents)
+    grades = _packed_grades(queries, unpacked(ranked, ">f8"), levels, documents)
+    stale = unpacked(stale, ">i8").astype(np.int64).tolist()
+    if not stale:
+        return grades
+    pairs = stored_pair_grades(project_id, policy=policy, query_ids=stale)
+    fresh = result_list_grades(result_list_id, pairs, depth=depth, query_ids=stale)
+    return merged(without_queries(grades, stale), fresh)
 
 
-def block_span(query_ids: list[int] | None) -> tuple[int, int] | None:
-    """The first and last block (``judgements.packed.BLOCK_QUERIES`` ids each) of
-    ``query_ids`` when those blocks hold at most about twice as many ids, so that
-    reading them whole costs less than reading the queries' own rows (a recompute's
-    chunk of 12,500 queries: 0.08 against 0.46 s); None otherwise.
-
-    >>> block_span(list(range(1000, 1300))), block_span(list(range(0, 100_000, 100)))
-    ((7, 10), None)
-    """
-    if query_ids is None or len(query_ids) < packed.BLOCK_QUERIES:
-        return None
-    first, last = min(query_ids) // packed.BLOCK_QUERIES, max(query_ids) // packed.BLOCK_QUERIES
-    if (last - first - 1) * packed.BLOCK_QUERIES > 2 * len(query_ids):
-        return None
-    return first, last
-
-
-def only_queries(grades: ResultListGrades, query_ids: list[int]) -> ResultListGrades:
-    """``grades`` of the queries of ``query_ids`` alone (in the same order)."""
-    keep = np.isin(grades.query_ids, np.asarray(query_ids, dtype=np.int64))
+def without_queries(grades: ResultListGrades, query_ids: list[int]) -> ResultListGrades:
+    """``grades`` without the queries of ``query_ids`` (the others in the same order)."""
+    keep = ~np.isin(grades.query_ids, np.asarray(query_ids, dtype=np.int64))
     hits, judged = np.diff(grades.offsets), np.diff(grades.judged_offsets)
     return ResultListGrades(
         query_ids=grades.query_ids[keep],
@@ -291,35 +238,32 @@ def only_queries(grades: ResultListGrades, query_ids: list[int]) -> ResultListGr
     )
 
 
-def _packed_rows(params: dict, *, blocks: bool):
-    """The rows of the packed read (the list's blocks, or its rows in chunks of query
-    ids), or None when the guard says they do not hold."""
-    rows = copy_fields(STORED_BLOCKS_SQL if blocks else STORED_RANKED_SQL, params)
-    current = rows[0][0]
-    return rows if current is not None and bytes(current) == b"\x01" else None
-
-
-def _blocks_grades(rows, depth: int | None) -> ResultListGrades:
-    """``ResultListGrades`` of a list's blocks (the rows of STORED_BLOCKS_SQL): their
-    codes decoded by their grades, the hits' back in query order."""
-    rows = ordered_chunks(rows, key=1)
-    queries = np.frombuffer(b"".join(row[2] for row in rows), dtype=BLOCK_HEADER)
-    hits = queries["hits"].astype(np.int64)
-    read = hits if depth is None else np.minimum(hits, depth)
-    blocks = queries["query_id"].astype(np.int64) // packed.BLOCK_QUERIES
-    widths = [int.from_bytes(row[6], "big") for row in rows]
-    grades = unpacked(b"".join(row[5] for row in rows), ">f8")
-    # Where each block's grades start among all the blocks' grades.
-    starts = offsets_from_lengths(np.array([len(row[5]) // 8 for row in rows], dtype=np.intp))
-    by_rank = decoded(grades, starts[:-1], [row[3] for row in rows], widths)
+def merged(first: ResultListGrades, second: ResultListGrades) -> ResultListGrades:
+    """The queries of ``first`` and ``second`` (no query in both) in one
+    ``ResultListGrades``, in query order."""
+    query_ids = np.concatenate([first.query_ids, second.query_ids])
+    order = np.argsort(query_ids, kind="stable")
+    hits = np.concatenate([np.diff(first.offsets), np.diff(second.offsets)])
+    judged = np.concatenate([np.diff(first.judged_offsets), np.diff(second.judged_offsets)])
+    ranked = np.concatenate([first.ranked_grades, second.ranked_grades])
+    judged_grades = np.concatenate([first.judged_grades, second.judged_grades])
     return ResultListGrades(
-        query_ids=queries["query_id"].astype(np.int64),
-        ranked_grades=query_major(by_rank, read, blocks),
-        offsets=offsets_from_lengths(read),
-        judged_grades=decoded(grades, starts[:-1], [row[4] for row in rows], widths),
-        judged_offsets=offsets_from_lengths(queries["judged"].astype(np.int64)),
-        judgements=queries["graded"].astype(np.int64),
+        query_ids=query_ids[order],
+        ranked_grades=ranked[_segments(hits, order)],
+        offsets=offsets_from_lengths(hits[order]),
+        judged_grades=judged_grades[_segments(judged, order)],
+        judged_offsets=offsets_from_lengths(judged[order]),
+        judgements=np.concatenate([first.judgements, second.judgements])[order],
     )
+
+
+def _segments(lengths: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """The indices that put segments of ``lengths`` (laid out one after another) in
+    ``order``."""
+    starts = offsets_from_lengths(lengths)[:-1]
+    taken = lengths[order]
+    within = np.arange(int(taken.sum())) - np.repeat(offsets_from_lengths(taken)[:-1], taken)
+    return np.repeat(starts[order], taken) + within
 
 
 def _packed_grades(queries, ranked, levels, documents) -> ResultListGrades:

@@ -11,7 +11,7 @@ from metrics import buckets, overall, revisions, selectors, sources
 from metrics.evaluate import (
     metric_points_build,
 )
-from metrics.models import LATEST_READ, POINT_FIELDS, MetricPoint
+from metrics.models import POINT_FIELDS, MetricPoint
 from metrics.registry import MetricSpec, stored_specs
 
 LATEST_FIELDS = ["as_of", "value", "dcg", "idcg", "judged", "retrieved", "judgements", "zero_idcg"]
@@ -33,17 +33,10 @@ WHERE latest.as_of <= EXCLUDED.as_of
 )
 
 
-# What a grade's refresh reads back of the latest points it wrote (metrics.overall).
-LATEST_RETURNING = f"RETURNING {', '.join(LATEST_READ)}"
-
-
-def metric_points_store(points: list[MetricPoint], *, returning: bool = False) -> list[tuple]:
+def metric_points_store(points: list[MetricPoint]) -> None:
     """Insert or replace points on (result list, query, metric, as_of): re-runs are idempotent.
 
-    Per-query points also replace LatestMetricPoint's copy unless it is newer. With
-    ``returning`` (points of one list and metric), returns the latest rows written, in
-    ``LATEST_READ``'s columns: a query left out kept a newer point. Otherwise nothing
-    is read back (a whole list's rows would be, for nothing).
+    Per-query points also replace LatestMetricPoint's copy unless it is newer.
     """
     MetricPoint.objects.bulk_create(
         points,
@@ -52,11 +45,10 @@ def metric_points_store(points: list[MetricPoint], *, returning: bool = False) -
         update_fields=POINT_FIELDS,
         batch_size=5000,
     )
-    per_query = [point for point in points if point.query_id is not None]
-    return _latest_store(per_query, returning=returning)
+    _latest_store([point for point in points if point.query_id is not None])
 
 
-def _latest_store(points: list[MetricPoint], *, returning: bool) -> list[tuple]:
+def _latest_store(points: list[MetricPoint]) -> None:
     # One row per key, the newest: ON CONFLICT cannot touch a row twice in a statement.
     newest: dict[tuple, MetricPoint] = {}
     for point in points:
@@ -64,32 +56,27 @@ def _latest_store(points: list[MetricPoint], *, returning: bool) -> list[tuple]:
         if key not in newest or newest[key].as_of < point.as_of:
             newest[key] = point
     rows = list(newest.values())
-    written = []
     with connection.cursor() as cursor:
         for start in range(0, len(rows), 10_000):
             batch = rows[start : start + 10_000]
             columns = ["result_list_id", "query_id", "metric", *LATEST_FIELDS]
             cursor.execute(
-                LATEST_UPSERT_SQL + LATEST_RETURNING if returning else LATEST_UPSERT_SQL,
+                LATEST_UPSERT_SQL,
                 [[getattr(point, column) for point in batch] for column in columns],
             )
-            if returning:
-                written += cursor.fetchall()
-    return written
 
 
 # One class of advisory-lock keys, hashed with the result list's id (result_list_lock).
 RECOMPUTE_LOCK = "metrics.recompute"
 
 
-def result_list_lock(result_list_id: int, *, shared: bool = False) -> None:
-    """Take the result list's recompute lock until the transaction ends: exclusive
-    while a refresh writes the list, shared by each chunk of a split recompute
-    (``metrics.recompute``), which then run side by side."""
-    function = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
+def result_list_lock(result_list_id: int) -> None:
+    """Take the result list's lock until the transaction ends: a refresh and the
+    interval task write the list's overall point one after the other."""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT {function}(hashtextextended(%s, %s))", [RECOMPUTE_LOCK, result_list_id]
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, %s))",
+            [RECOMPUTE_LOCK, result_list_id],
         )
 
 
@@ -127,9 +114,9 @@ def metrics_refresh(*, project: Project, now: dt.datetime | None = None) -> int:
 
     Result lists with no point yet are computed whole. Stale marks are taken with
     SKIP LOCKED so concurrent workers split the work instead of repeating it. Each
-    list's overall point is updated from the stale queries' old and new points
-    (``metrics.overall``), its interval left pending for a task; computed in full
-    where the list has no sums. Returns the number of per-query points written.
+    list's overall point is computed again from its latest points (``metrics.overall``),
+    its interval left pending for a task. Returns the number of per-query points
+    written.
     """
     hour = buckets.bucket_end(now or timezone.now(), "hour")
     # Only the marks are locked (of mark): locking their queries' rows too would make
@@ -150,25 +137,21 @@ def metrics_refresh(*, project: Project, now: dt.datetime | None = None) -> int:
             only = stale if _computed(result_list, spec) else None
             if only is not None and not only:
                 continue
-            # Waits for chunks of a split recompute reading the list's grades now
-            # (metrics.recompute), so that their older reading never lands after this one.
+            # Waits for the interval task writing the list's overall point.
             result_list_lock(result_list.pk)
             points = metric_points_build(result_list, spec, as_of=as_of, only=only, fresh=fresh)
             written += len(points)
-            # The stale queries' part of the mean is updated from their old points
-            # (metrics.overall): a number of rows that does not grow with the list.
-            # The judged queries of a mean over all are read from the pair grades.
-            if only is not None and fresh.derived:
-                updated = overall.overall_update(
-                    result_list, spec, points, as_of=as_of, queries=only
-                )
-                if updated is not None:
-                    if updated.ci_pending:
-                        pending.append((result_list.pk, spec.name))
-                    continue
             if judged_queries is None and spec.mean_over == "all":
                 judged_queries = selectors.judged_query_ids(project.pk, fresh=fresh)
-            _store_with_overall(result_list, spec, points, as_of=as_of, judged=judged_queries)
+            metric_points_store(points)
+            # A list computed whole draws its interval; a grade's refresh leaves it to
+            # the interval task (metrics.overall).
+            later = only is not None and bool(points)
+            overall.overall_store(
+                result_list, spec, as_of=as_of, judged_queries=judged_queries, pending=later
+            )
+            if later:
+                pending.append((result_list.pk, spec.name))
     for result_list_id, metric in pending:
         interval_enqueue(result_list_id, metric)
     return written
@@ -212,13 +195,6 @@ def _computed(result_list, spec: MetricSpec) -> bool:
     with connection.cursor() as cursor:
         cursor.execute(COMPUTED_SQL, [result_list.pk, spec.name])
         return cursor.fetchone()[0]
-
-
-def _store_with_overall(result_list, spec, points, *, as_of, judged=None) -> None:
-    """Store ``points`` and the list's overall point computed in full (its interval
-    too), and the sums a later refresh updates it from (``metrics.overall``)."""
-    metric_points_store(points)
-    overall.overall_store(result_list, spec, as_of=as_of, judged_queries=judged)
 
 
 def metrics_schedule_refresh(*, project_id: int, query_ids) -> None:

@@ -14,9 +14,11 @@ from datetime import datetime
 import numpy as np
 from django.db import connection
 
+from config.pgcopy import copy_row, copy_rows, unpacked
+from judgements import query_log
 from metrics.core.consensus import consensus, policy_names
+from metrics.core.segments import pair_keys
 from metrics.models import MetricPoint
-from metrics.pgcopy import copy_row, copy_rows, unpacked
 from metrics.sources import HUMAN, Freshness, Grades, Source
 
 # The present state: judgements_pairgrade (judgements/sql/pair_grades.sql) holds each
@@ -45,11 +47,6 @@ class PairGrades:
     @property
     def keys(self) -> np.ndarray:
         return pair_keys(self.query_ids, self.document_ids)
-
-
-def pair_keys(query_ids: np.ndarray, document_ids: np.ndarray) -> np.ndarray:
-    """One sortable int64 per pair (ids stay far below 2**31)."""
-    return (query_ids.astype(np.int64) << 32) | document_ids.astype(np.int64)
 
 
 def pair_grades(
@@ -96,24 +93,17 @@ def logged_pair_grades(
     """``pair_grades`` by replaying the judgement log up to ``as_of``, from the current
     grades of ``grades``' raters (the human raters' unless told otherwise): the events
     read in one binary COPY and each rater's current answer found in numpy
-    (``metrics.core.replay``, the rule of ``Judgement.objects.current()``), which takes
-    about half the time of that rule's DISTINCT ON in SQL and its rows in Python. The
-    human raters' grades come from the packed log instead (``judgements.log_blocks``,
-    the same rule over spans written from the log), where its blocks can be written."""
-    from judgements import log_blocks
+    (``metrics.core.replay``, the rule of ``Judgement.objects.current()``). The human
+    raters' grades come from the packed log instead (``judgements.query_log``, the same
+    rule over spans kept from the log), a tenth of the time for a whole project."""
     from metrics import log_replay
 
     if not grades.humans and not grades.judges:
         rows = np.empty((0, 3), dtype=np.int64)  # Nobody's grades: no judged pair.
         return _consensus_of(rows[:, 0], rows[:, 1], rows[:, 2].astype(np.float64), policy)
-    many = query_ids is None or len(query_ids) >= log_blocks.BLOCK_QUERIES
-    if grades.human_only and many:
-        # The packed log holds the human events; unless a block of it cannot be written
-        # now, it gives the same grades without reading the log. A few queries' events
-        # (one query's working) cost less to read than a block to write again.
-        found = log_blocks.spans(project_id, query_ids=query_ids)
-        if found is not None:
-            return log_replay.spans_pair_grades(found, as_of, policy)
+    if grades.human_only:
+        found = query_log.spans(project_id, query_ids=query_ids)
+        return log_replay.spans_pair_grades(found, as_of, policy)
     log = log_replay.sorted_log(project_id, until=as_of, grades=grades, query_ids=query_ids)
     return log_replay.replayed_pair_grades(log, as_of, policy)
 

@@ -40,6 +40,7 @@ from enum import StrEnum
 from django.db import connection, transaction
 from django.utils import timezone
 
+from judgements.derived.freshness import NOTHING_AFTER_SQL
 from metrics.registry import stored_specs
 
 
@@ -67,17 +68,6 @@ SOURCE_HELP = (
     "grades; 'pairs', the pair grades; 'log', the judgement log replayed up to the "
     "moment (a past moment, or events dated after it). All four give the same values."
 )
-
-# Whether the trigger-kept tables hold the state as of %(moment)s: no human event of
-# the project is dated later (machine judges' events change none of them). Read from
-# each query's newest human event (judgements_queryactivity, kept by the log's triggers:
-# judgements/sql/query_activity.sql), one probe of its (project, newest) index. Asked of
-# the log itself, it walked the created_at index past the later events of every project
-# until one of this project's: 23 to 200 ms in a database of 4.4M events, as of a
-# project's last event while other projects had later ones.
-NOTHING_AFTER_SQL = """NOT EXISTS (
-    SELECT FROM judgements_queryactivity activity
-    WHERE activity.project_id = %(project)s AND activity.newest > {moment})"""
 
 # Each statement of the rule names it, so that a test can count how often it is asked.
 RULE_MARK = "/* metrics.sources.freshness */"

@@ -109,6 +109,13 @@ SELECT judgements_grade_summaries_refresh(
     (SELECT coalesce(array_agg(DISTINCT query_id), '{}') FROM refresh_scope), true, NULL);
 """
 
+# The packed log of the scope's queries, as the events statement's trigger refreshes it
+# (judgements_query_log_changed()).
+QUERY_LOG_SQL = """
+SELECT judgements_query_log_refresh(
+    (SELECT coalesce(array_agg(DISTINCT query_id), '{}') FROM refresh_scope), true);
+"""
+
 # As judgements_queue_recount(), over the scope's pool rows (locked first).
 QUEUE_SQL = """
 WITH counted AS (
@@ -292,6 +299,7 @@ STEPS = {
     "pair grades counted": "counting each pair's grades",
     "pairs a rater added meanwhile recounted": "counting again the pairs a rater graded meanwhile",
     "summaries refreshed": "counting each query's grades",
+    "packed log refreshed": "packing each query's events",
     "pool counted": "counting the rating pool",
 }
 # Told each step's stage as it starts, inside ``stages_told``.
@@ -380,6 +388,8 @@ def _insert_refreshed(project_id: int, staged: str, insert, rows: int, graded_by
                 cursor.execute(RECOUNT_SQL, [queries, documents])
         with step("summaries refreshed"):
             cursor.execute(SUMMARIES_SQL, parameters)
+        with step("packed log refreshed"):
+            cursor.execute(QUERY_LOG_SQL, parameters)
         with step("pool counted"):
             cursor.execute(queue, parameters)
         cursor.execute(DELTA_CLEAN_UP_SQL if replacing else CLEAN_UP_SQL)

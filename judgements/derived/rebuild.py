@@ -208,18 +208,27 @@ def is_deferred() -> bool:
         return cursor.fetchone()[0] == "on"
 
 
+# The triggers' own function over every query of the project (judgements/sql/query_log.sql).
+QUERY_LOG_SQL = """
+SELECT judgements_query_log_refresh(
+    (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM judgements_query
+     WHERE project_id = %(project)s),
+    true);
+"""
+
 # In the triggers' order: the log's current answers, the pair grades that read them, the
-# summaries that read the pair grades, then the pool.
+# summaries that read the pair grades, the packed log, then the pool.
 PARTS = {
     "current answers": ANSWERS_SQL,
     "pair grades": PAIR_GRADES_SQL,
     "summaries": SUMMARIES_SQL,
+    "query log": QUERY_LOG_SQL,
     "pool": QUEUE_SQL,
 }
 
 
 def rebuild(project_id: int) -> dict[str, float]:
-    """Recompute the pair grades, packed summaries and pool of a project nobody else is
+    """Recompute the pair grades, packed summaries, packed log and pool of a project nobody else is
     writing (see the module's docstring) from its log, hits and requests.
 
     Returns the seconds each part took.

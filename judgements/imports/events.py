@@ -11,6 +11,7 @@ from django.db import transaction
 from django.db.models.functions import Lower
 from django.utils import timezone
 
+from config import pgcopy
 from judgements import importers
 from judgements.derived import pairs
 from judgements.importers import ImportRejected, JudgementBlock, LineError, Vocabulary
@@ -28,7 +29,6 @@ from judgements.imports.common import (
 from judgements.models import Judgement, Project
 from judgements.roles import Role
 from judgements.staging import Staging, copy_value
-from metrics import pgcopy
 from metrics.refresh import metrics_schedule_refresh
 
 

@@ -14,13 +14,11 @@ One module per concern, every model importable from here as before:
 
 from judgements.models.catalogue import Document, Hit, Query, ResultList
 from judgements.models.derived import (
-    LogBlock,
-    LogBlockMark,
     PackedPolicy,
     PairGrade,
     QueryActivity,
     QueryGrades,
-    RankedBlock,
+    QueryLog,
     RankedGrades,
     RankedHits,
 )
@@ -81,8 +79,6 @@ __all__ = [
     "Job",
     "JobUpload",
     "Judgement",
-    "LogBlock",
-    "LogBlockMark",
     "MachineAnswer",
     "MachineCanary",
     "MachineGate",
@@ -97,13 +93,13 @@ __all__ = [
     "Query",
     "QueryActivity",
     "QueryGrades",
+    "QueryLog",
     "QueueLease",
     "QueuePair",
     "QueuePoolTally",
     "QueueRaterTally",
     "QueueRequest",
     "QueueSkip",
-    "RankedBlock",
     "RankedGrades",
     "RankedHits",
     "ResultList",

@@ -181,50 +181,6 @@ class RankedGrades(models.Model):
         return f"{self.result_list_id}/{self.query_id} ({self.policy})"
 
 
-class RankedBlock(models.Model):
-    """The RankedGrades rows of one result list under one policy for a block of
-    ``judgements.packed.BLOCK_QUERIES`` consecutive query ids, joined, so that a whole
-    list reads in a few dozen rows instead of one per query (issue 16's "recompute of
-    one result list"). Each query's fixed part is ``header`` (query id int64, hits,
-    judged grades and current grades int32, big-endian), in query order. The block's
-    grades are ``grades``, its distinct values (float64, big-endian), and codes into
-    them of ``width`` bytes each (``judgements.block_layout``): ``ranked`` holds
-    the hits' codes rank by rank (every query's first hit, then every query's second
-    ...), and ``rank_ends[r - 1]`` how many codes the first ``r`` ranks hold, so that a
-    list's top ``k`` is one prefix of each block; ``judged`` holds each query's judged
-    grades' codes, highest grade first, query after query. Marked stale by the fills of
-    its queries and written again from the rows by the next reader of the whole list
-    (``judgements.packed``)."""
-
-    result_list = models.ForeignKey(
-        ResultList, on_delete=models.CASCADE, related_name="+", db_index=False
-    )
-    policy = models.CharField(max_length=16, choices=policy_choices)
-    block = models.IntegerField(help_text="The queries' ids divided by BLOCK_QUERIES.")
-    header = models.BinaryField(default=b"")
-    rank_ends = ArrayField(models.IntegerField(), default=list)
-    grades = models.BinaryField(default=b"", help_text="The block's distinct grades.")
-    width = models.SmallIntegerField(default=1, help_text="Bytes per code: 1, 2 or 4.")
-    ranked = models.BinaryField(default=b"")
-    judged = models.BinaryField(default=b"")
-    stale = models.BooleanField(
-        default=False,
-        db_default=False,
-        help_text="Set by a fill of one of the block's queries: the block waits for a "
-        "reader of its list to write it again (judgements.packed.blocks_refresh).",
-    )
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["result_list", "policy", "block"], name="ranked_block_unique"
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.result_list_id}/{self.block} ({self.policy})"
-
-
 class PackedPolicy(models.Model):
     """A consensus policy the packed rows (RankedGrades) have been filled for. When the
     code registers a policy missing here, judgements.packed marks every query stale and
@@ -236,34 +192,37 @@ class PackedPolicy(models.Model):
         return self.name
 
 
-class LogBlock(models.Model):
-    """The human events of a block of ``judgements.log_blocks.BLOCK_QUERIES`` consecutive
-    query ids (whatever their project), packed as spans: for every grade event, the time
-    it was recorded (``starts``) and the time its rater's next event on the pair was
+class QueryLog(models.Model):
+    """One query's human grade events as spans of time (judgements/sql/query_log.sql,
+    kept by triggers on the log in the writer's transaction): for every grade event,
+    when it was recorded (``starts``) and when its rater's next event on the pair was
     (``ends``; the largest int64 for none), so that its grade is that rater's current
     answer at every moment from start (included) to end (excluded). Spans are in pair
     order (``keys``, query id << 32 | document id), each pair's by grade; times are
-    microseconds since 2000-01-01 UTC, as binary COPY sends them; all big-endian, int64
-    but ``grades`` (int16). Current while no ``LogBlockMark`` of its block is left;
-    written again by the next reader of a past moment (``judgements.log_blocks``)."""
+    microseconds since 2000-01-01 UTC, as binary COPY sends them; ``raters`` holds each
+    span's rater; all big-endian, int64 but ``grades`` (int16) and ``raters`` (int32).
+    Past moments are replayed from these rows (``judgements.query_log``)."""
 
-    block = models.IntegerField(unique=True, help_text="The queries' ids divided by 128.")
+    # No foreign keys: a project's deletion removes the rows first (judgements.bulk), and
+    # a bulk load's rebuild would check each of its queries.
+    query = models.OneToOneField(
+        Query, on_delete=models.CASCADE, primary_key=True, related_name="+", db_constraint=False
+    )
+    project = models.ForeignKey(
+        Project,
+        on_delete=models.DO_NOTHING,
+        related_name="+",
+        db_constraint=False,
+        db_index=False,
+    )
     keys = models.BinaryField(default=b"")
     starts = models.BinaryField(default=b"")
     ends = models.BinaryField(default=b"")
     grades = models.BinaryField(default=b"")
+    raters = models.BinaryField(default=b"")
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "query"], name="query_log_project_idx")]
 
     def __str__(self) -> str:
-        return f"log block {self.block}"
-
-
-class LogBlockMark(models.Model):
-    """A statement added or removed human events of the block's queries (a trigger of
-    judgements/sql/log_blocks.sql): its LogBlock, if any, no longer holds them. Only
-    inserted by writers (never waited for); deleted by the reader that writes the block
-    again, as far as its snapshot sees them."""
-
-    block = models.IntegerField(db_index=True)
-
-    def __str__(self) -> str:
-        return f"mark of log block {self.block}"
+        return f"log of query {self.query_id}"

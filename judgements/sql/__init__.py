@@ -13,10 +13,8 @@ hits and pair grades and rebuild once (``judgements.derived.rebuild``), and
   querygrades), and the stale marks that judgements.packed fills rankedgrades from.
 - ``queue.sql``: the rating queue's pool (judgements_queuepair).
 - ``queue_tally.sql``: the progress bar's counts.
-- ``log_blocks.sql``: the marks of the packed log (judgements_logblock) that past
-  moments are replayed from.
-- ``overall_sums.sql``: throws away the sums behind a list's overall point
-  (metrics_overallsum) when anything but a grade's refresh writes its latest points.
+- ``query_log.sql``: each query's human events as spans of time (judgements_querylog),
+  that past moments are replayed from.
 - ``query_activity.sql``: each query's newest human event (judgements_queryactivity),
   which the freshness rule (metrics.sources) reads.
 
@@ -38,8 +36,7 @@ CONCERNS = (
     "grade_summaries",
     "queue",
     "queue_tally",
-    "log_blocks",
-    "overall_sums",
+    "query_log",
     "query_activity",
 )
 

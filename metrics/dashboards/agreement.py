@@ -8,10 +8,12 @@ from django.contrib.auth import get_user_model
 from django.db import connection, models
 from django.utils import timezone
 
-from judgements.models import Document, Judgement, PairGrade, Project, QueuePair
+from judgements import query_log
+from judgements.models import Document, PairGrade, Project, QueuePair
 from metrics.core.agreement import krippendorff_alpha, krippendorff_alpha_by_group
 from metrics.core.consensus import consensus
 from metrics.core.segments import segment_ids
+from metrics.log_replay import postgres_time
 from metrics.sources import Source
 
 # Grades this far apart on one pair mean the raters read the guidelines differently.
@@ -98,19 +100,18 @@ class CurrentGrades:
 
 
 def current_grades(project: Project, *, as_of: dt.datetime) -> CurrentGrades:
-    rows = np.array(
-        Judgement.objects.for_project(project)
-        .as_of(as_of)
-        .current_grades()
-        .order_by("query_id", "document_id", "rater_id")
-        .values_list("query_id", "document_id", "rater_id", "grade"),
-        dtype=np.int64,
-    ).reshape(-1, 4)
-    queries, documents = rows[:, 0], rows[:, 1]
-    new_pair = np.r_[True, (queries[1:] != queries[:-1]) | (documents[1:] != documents[:-1])]
-    starts = np.flatnonzero(new_pair) if len(rows) else np.zeros(0, dtype=np.int64)
-    offsets = np.r_[starts, len(rows)].astype(np.int64)
-    return CurrentGrades(queries, documents, rows[:, 2], rows[:, 3], offsets)
+    """Every human rater's current grade as of ``as_of``, by (query, document, rater):
+    the spans of the packed log that hold the moment (``judgements.query_log``; the
+    rule of ``Judgement.objects.current()``), one read of the project's rows."""
+    found = query_log.spans(project.pk).current(postgres_time(as_of))
+    order = np.lexsort((found.raters, found.keys))
+    keys = found.keys[order]
+    queries, documents = keys >> 32, keys & 0xFFFFFFFF
+    new_pair = np.r_[True, keys[1:] != keys[:-1]]
+    starts = np.flatnonzero(new_pair) if len(keys) else np.zeros(0, dtype=np.int64)
+    offsets = np.r_[starts, len(keys)].astype(np.int64)
+    raters = found.raters[order].astype(np.int64)
+    return CurrentGrades(queries, documents, raters, found.grades[order].astype(np.int64), offsets)
 
 
 def raters_report(project: Project, *, policy: str, as_of: dt.datetime | None) -> RatersReport:

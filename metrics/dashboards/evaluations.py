@@ -18,8 +18,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 from django.db import connection
 
+from config import pgcopy
 from judgements.models import Project, ResultList
-from metrics import evaluate, pgcopy, selectors
+from metrics import evaluate, selectors
 from metrics.core import query_mean
 from metrics.core.segments import sorted_lookup
 from metrics.registry import MetricSpec

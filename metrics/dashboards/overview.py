@@ -17,8 +17,9 @@ from django.db import connection
 from django.db.models import Count, Sum, Value
 from django.db.models.functions import Least
 
+from config import pgcopy
 from judgements.models import Project, QueuePair, ResultList
-from metrics import pgcopy, selectors
+from metrics import selectors
 from metrics.core.segments import sorted_lookup
 from metrics.core.stats import ConfidenceInterval, bootstrap_mean_cis
 from metrics.dashboards.evaluations import Evaluation, epoch_ms, list_evaluations

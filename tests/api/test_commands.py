@@ -37,7 +37,7 @@ def test_a_large_import_prints_each_step_past_the_files_end(
     bar = max(number for number, line in enumerate(lines) if "100%" in line)
     steps = [
         "pairs named", "pool rows locked", "pair grades rows locked", "events inserted",
-        "pair grades counted", "summaries refreshed", "pool counted",
+        "pair grades counted", "summaries refreshed", "packed log refreshed", "pool counted",
     ]  # fmt: skip
     assert [line for line in lines[bar + 1 :] if line] == [
         f"Writing to the database: {pairs.STEPS[name]}" for name in steps

@@ -72,8 +72,7 @@ from judgements.roles import Role  # noqa: E402
 SLUG = "generated-load"
 TARGET_SPEED = 0.5
 TARGET_MEMORY_MB = 50
-TARGET_IMPORT_RATIO = 2.0  # issue 18: the import within 2x a raw COPY of its rows
-IMPORT_BEFORE_S = 53  # issue 16: no slower than this
+IMPORT_BUDGET_S = 40.0  # issue 37: a 1M-row Quepid import a user waits for
 
 
 def generated_project() -> Project:
@@ -276,14 +275,13 @@ def bench_import(project: Project, path: Path) -> None:
     print(f"Quepid import     {result.created:>9,} rows in {seconds:6.2f} s ", end="")
     print(f"= {result.created / seconds:>9,.0f} rows/s (file of {rows:,} rows, committed)")
     steps_table(steps, seconds, raw_seconds)
-    print(f"  import: {seconds / raw_seconds:.2f}x the raw COPY ", end="")
+    print(f"  import: {seconds:.1f} s, {seconds / raw_seconds:.2f}x the raw COPY ", end="")
     record(
-        f"import of {result.created:,} judgements (Quepid CSV) / raw COPY of its rows",
-        f"{seconds / raw_seconds:.2f}x", f"<= {TARGET_IMPORT_RATIO:g}x",
-        seconds / raw_seconds <= TARGET_IMPORT_RATIO, load_average(),
+        f"1M-row Quepid import ({result.created:,} judgements, committed)",
+        f"{seconds:.1f} s", f"<= {IMPORT_BUDGET_S:g} s", seconds <= IMPORT_BUDGET_S,
+        load_average(),
     )  # fmt: skip
-    print(f"(target at most {TARGET_IMPORT_RATIO:g}x, issue 18); ", end="")
-    print(f"{seconds:.1f} s against {IMPORT_BEFORE_S} s (no slower, issue 16)")
+    print(f"(budget {IMPORT_BUDGET_S:g} s)")
     # The log is append-only in the app; the benchmark takes its import out again with
     # the triggers deferred, then repairs every derived table of the project, so that
     # the next benchmark (or run) finds them as derived_state --check expects.

@@ -1,8 +1,7 @@
-"""Benchmark how cost grows: one grade's refresh at 10k, 100k and 1M queries, and a
-100k-query result list's recompute split across 1, 2 and 4 task workers.
+"""Benchmark how cost grows: one grade's refresh at 10k, 100k and 1M queries.
 
 Run as ``.venv/bin/python tests/bench/bench_scaling.py [--grades 200] [--sizes 10000
-100000 1000000] [--workers 1 2 4]``. It is not a pytest test, and it works on the
+100000 1000000]``. It is not a pytest test, and it works on the
 development database. The projects "scale-10k", "scale-100k" and "scale-1m" are built
 when missing with ``generate_load --queries N --hits-per-query 10 --judgements 100000
 --result-lists 1`` (a few seconds, 45 s and about 7 minutes on the 2-core machine; the
@@ -10,42 +9,18 @@ when missing with ``generate_load --queries N --hits-per-query 10 --judgements 1
 about 5 minutes), so that a grade's refresh finds the list computed (as in a running
 project) and recomputes only the graded query.
 
-1. The cost of one grade. The user "bench_scaler" (rater role) posts grades through
+The cost of one grade. The user "bench_scaler" (rater role) posts grades through
    ``POST /api/judgements/create/`` in-process (Django's test Client, DEBUG off, the
    database task queue, as gunicorn serves it): the statement's time is the request's.
    Then the refresh the grade queued is run here, as the worker runs it
    (``metrics.tasks.project_metrics_refresh``), and timed apart, split into the packed
-   rows' fill, the graded query's per-query point, the overall point of the list
-   (updated from the graded query's old and new points, ``metrics.overall``; a full
-   computation, reading every query's latest point, only where the list has no sums)
-   and the rest. Each grade goes to a pair no other rater graded, spread over the
-   project's queries, and changes the bench rater's own earlier answer on later runs.
-   Both parts are flat by design. The overall point's bootstrap interval resamples every
-   query: the refresh leaves it pending and queues a task
+   rows' fill, the graded query's per-query point, the overall point of the list (its
+   mean and counts computed again from every query's latest point, ``metrics.overall``)
+   and the rest. The interval, which resamples every query, is left pending for a task
    (``metrics.tasks.result_list_interval``), run here after the refresh as a worker
    would and timed apart ("interval task", off the grade's path, growing with the
-   list). Before the sums the refresh read every query's latest point and drew the
-   interval itself: 104, 923 and 2,594 ms median at 10k, 100k and 1M queries (load
-   2-5); with them 23.5, 21.6 and 30.2 ms, and the interval task 57, 697 and 3,470 ms
-   (load 1.8-2.3). Since the interval task reads the latest points by one binary COPY
-   (``metrics.selectors.latest_values``), it takes 21.6, 222 and 663 ms (make bench on
-   a fresh clone, load 1.1).
-
-2. The recompute of the 100k-query list, split into chunks of queries
-   (``metrics.recompute``): first in this process, unsplit (the per-query points, then
-   the overall point, timed apart); then queued as ``--chunks`` tasks and run by 1, 2
-   and 4 ``db_worker`` processes started for it, from the enqueue to the last task's
-   end. The stored values after each run are compared with the unsplit run's, bit for
-   bit. On this machine's 2 cores, shared with PostgreSQL (which does part of each
-   chunk's work) and with other work, 2 workers can at best approach 2x and 4 workers
-   add nothing; the design predicts near-linear speed-up up to the cores (each chunk
-   reads its own queries' blocks and writes its own points; only the overall point,
-   last, is serial), then flat. A chunk's work is mostly PostgreSQL's: of a
-   12,500-query chunk's 0.35 s alone, 0.27 s is the upsert of its points, 0.08 s the
-   read of its blocks, a few ms numpy; two chunks side by side each take 0.5 s (the
-   two server processes' writes contend), and the overall point (0.26 s, of which the
-   bootstrap interval 0.2 s) is serial: 3.3-3.5 s on one worker, 2.2-2.3 s on two
-   (1.45-1.5x). Before the chunks read blocks, 7.0-7.3 s and 5.2-5.4 s.
+   list). The grade's budget is bench_budgets', on the 10k-query, 1M-judgement project;
+   this prints how the cost grows with the list.
 
 Each figure is printed with the load average at the time; the summary lines go to
 ``.bench/summary.tsv`` (``tests/bench/summary.py``).
@@ -54,12 +29,10 @@ Each figure is printed with the load average at the time; the summary lines go t
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import time
 import warnings
 from collections import defaultdict
-from contextlib import contextmanager
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -79,34 +52,23 @@ import numpy as np  # noqa: E402
 from django.contrib.auth.models import Group, User  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
-from django.utils import timezone  # noqa: E402
 from django_tasks_db.models import DBTaskResult  # noqa: E402
 from summary import load_average as load  # noqa: E402
-from summary import record  # noqa: E402
 
 from judgements.models import Hit, Judgement, Project  # noqa: E402
 from judgements.roles import Role  # noqa: E402
 from metrics import (  # noqa: E402
-    buckets,
     evaluate,
     overall,
-    recompute,
     refresh,
     revisions,
     selectors,
     tasks,
 )
-from metrics.models import LatestMetricPoint, MetricPoint  # noqa: E402
-from metrics.registry import project_spec  # noqa: E402
+from metrics.models import LatestMetricPoint  # noqa: E402
 
 SLUGS = {10_000: "scale-10k", 100_000: "scale-100k", 1_000_000: "scale-1m"}
 RATER = "bench_scaler"
-# The issue's grade POST row: p95 of a grade's request plus its refresh.
-GRADE_TARGET_MS = 25.0
-# "Flat": a grade at 1M queries costs at most this many times one at 10k.
-FLAT_TARGET = 1.5
-# Near-linear up to the cores: 2 workers on 2 cores.
-SPEEDUP_TARGET = 1.7
 
 
 def scale_project(queries: int) -> Project:
@@ -129,22 +91,8 @@ def scale_project(queries: int) -> Project:
 
 
 def first_points(project: Project) -> None:
-    """Every query's point, as the refresh computes a list with none, but in chunks of
-    50k queries run here: the refresh reads a whole list through its packed blocks,
-    whose query (judgements.packed.BLOCK_ROWS_SQL) PostgreSQL plans as a nested loop
-    comparing every row of the list with every block: 1M rows x 7,813 blocks, still
-    running after 8 minutes (the 100k list's took 39 s in all)."""
-    tasks.packed_fill(project.pk)
-    spec = project_spec(project)
-    as_of = refresh.refresh_moment(project, spec, buckets.bucket_end(timezone.now(), "hour"))
-    for result_list in project.result_lists.all():
-        queries = recompute._list_queries(result_list).count()
-        firsts = recompute.chunk_firsts(result_list, max(1, queries // 50_000))
-        stamp = timezone.now().isoformat()
-        for chunk in range(len(firsts)):
-            recompute.result_list_chunk_recompute.call(
-                result_list.pk, as_of.isoformat(), stamp, firsts, chunk
-            )
+    """Every query's point, as the refresh computes a list with none."""
+    tasks.project_metrics_refresh.call(project.pk)
 
 
 def rater_client() -> tuple[User, Client]:
@@ -257,8 +205,7 @@ def grade_table(sizes: list[int], grades: int, seconds: float) -> dict[int, dict
     clock = Clock()
     clock.wrap(tasks, "packed_fill", "packed fill")
     clock.wrap(refresh, "metric_points_build", "query point")
-    clock.wrap(overall, "overall_update", "overall point")
-    clock.wrap(overall, "overall_store", "full overall")
+    clock.wrap(overall, "overall_store", "overall point")
     clock.wrap(evaluate, "latest_values", "latest read")
     clock.wrap(evaluate, "overall_interval", "interval")
     clock.wrap(refresh, "metric_points_store", "store")
@@ -273,13 +220,13 @@ def grade_table(sizes: list[int], grades: int, seconds: float) -> dict[int, dict
         rows[size] = {"series": series, "load": load()}
         count = len(series["total"])
         print(f"  {project.slug}: {count} grades, load average {rows[size]['load']}", flush=True)
-    parts = ["packed fill", "query point", "overall point", "full overall", "store"]
+    parts = ["packed fill", "query point", "overall point", "store"]
     print(f"\n== One grade at {', '.join(f'{size:,}' for size in sizes)} queries (ms) ==")
     print("POST: the API request (checks, event, marks); refresh: the task the grade queued,")
     print("run here as the worker runs it; median of each part of the refresh beside it")
-    print("(overall point: updated from the graded query's points; full overall: computed")
-    print("from every query's, where a list has no sums; store: the points' upserts, within")
-    print("both). Interval task: the task the refresh queued to draw the overall point's")
+    print("(overall point: its mean and counts computed again from every query's latest")
+    print("point; store: the points' upserts, within it). Interval task: the task the")
+    print("refresh queued to draw the overall point's")
     print("interval again (every query's latest point read, 1,000 resamples), off the")
     print("grade's path; its median and p95.")
     head = (
@@ -302,120 +249,14 @@ def grade_table(sizes: list[int], grades: int, seconds: float) -> dict[int, dict
 
 
 def grade_summary(rows: dict[int, dict]) -> None:
+    """How a grade's cost grows with the list (printed; the grade's budget is
+    bench_budgets', on the 10k-query, 1M-judgement project)."""
     smallest, largest = min(rows), max(rows)
-    p95 = ms(rows[smallest]["series"]["total"], 0.95)
-    record(
-        f"grade POST p95 with its refresh ({smallest:,} queries x 10 hits, bench_scaling)",
-        f"{p95:.1f} ms", f"<= {GRADE_TARGET_MS:g} ms", p95 <= GRADE_TARGET_MS,
-        rows[smallest]["load"],
-    )  # fmt: skip
     if largest == smallest:
         return
     growth = ms(rows[largest]["series"]["total"]) / ms(rows[smallest]["series"]["total"])
-    record(
-        f"grade + refresh median at {largest:,} / at {smallest:,} queries (bench_scaling)",
-        f"{growth:.1f}x", f"<= {FLAT_TARGET:g}x (flat)", growth <= FLAT_TARGET,
-        rows[largest]["load"],
-    )  # fmt: skip
     print(f"\nA grade with its refresh costs {growth:.1f}x as much at {largest:,} queries as at")
-    verdict = "met" if growth <= FLAT_TARGET else "NOT met"
-    print(f"{smallest:,} (median); target <= {FLAT_TARGET:g}x: {verdict}.")
-
-
-def stored_values(result_list) -> np.ndarray:
-    rows = LatestMetricPoint.objects.filter(result_list=result_list).order_by("query_id")
-    overall = MetricPoint.objects.filter(result_list=result_list, query=None).order_by("-as_of")
-    values = np.array(rows.values_list("query_id", "value", "dcg", "idcg"), dtype=float)
-    return np.r_[values.ravel(), overall.values_list("value", flat=True)[0]]
-
-
-@contextmanager
-def workers(count: int):
-    environment = {**os.environ, "DEBUG": "False", "TASKS_BACKEND": "database"}
-    command = [sys.executable, "manage.py", "db_worker", "--interval", "0.05", "--no-reload"]
-    logs = REPOSITORY / ".bench"
-    logs.mkdir(exist_ok=True)
-    processes = []
-    for n in range(count):
-        with (logs / f"worker{n}.log").open("wb") as log:
-            processes.append(
-                subprocess.Popen(
-                    [*command, "--no-startup-delay"], cwd=REPOSITORY, env=environment,
-                    stdout=subprocess.DEVNULL, stderr=log,
-                )
-            )  # fmt: skip
-    deadline = time.monotonic() + 120
-    # Every worker polling before the chunks are queued.
-    while not all(
-        "Starting worker" in (logs / f"worker{n}.log").read_text() for n in range(count)
-    ):
-        if time.monotonic() > deadline:
-            raise SystemExit("The workers did not start; see .bench/worker*.log.")
-        time.sleep(0.1)
-    try:
-        yield
-    finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            process.wait(timeout=60)
-
-
-def queued_run(result_list, chunks: int, as_of) -> float:
-    started = time.perf_counter()
-    results = recompute.result_list_recompute(result_list=result_list, chunks=chunks, as_of=as_of)
-    ids = [result.id for result in results]
-    while DBTaskResult.objects.filter(id__in=ids).exclude(status="SUCCESSFUL").exists():
-        if DBTaskResult.objects.filter(id__in=ids, status="FAILED").exists():
-            raise SystemExit("A chunk failed; see .bench/worker*.log.")
-        time.sleep(0.02)
-    return time.perf_counter() - started
-
-
-def recompute_table(counts: list[int], chunks: int) -> None:
-    project = scale_project(100_000)
-    result_list = project.result_lists.order_by("pk").first()
-    spec = project_spec(project)
-    queries = recompute._list_queries(result_list).count()
-    as_of = MetricPoint.objects.filter(result_list=result_list).latest("as_of").as_of
-    started = time.perf_counter()
-    firsts = recompute.chunk_firsts(result_list, 1)
-    stamp = timezone.now().isoformat()
-    recompute.result_list_chunk_recompute.call(result_list.pk, as_of.isoformat(), stamp, firsts, 0)
-    whole = time.perf_counter() - started
-    started = time.perf_counter()
-    evaluate.overall_point(result_list, spec, as_of=as_of)
-    overall = time.perf_counter() - started
-    reference = stored_values(result_list)
-    print(f"\n== Recompute of one {queries:,}-query list, split in {chunks} chunks ==")
-    print(f"In this process, unsplit: {whole:.2f} s, {whole / queries * 1e6:.0f} µs a query")
-    print(f"  of which the overall point (mean and interval over every query): {overall:.2f} s;")
-    print(f"  load average {load()}")
-    print(f"{'workers':>7} {'wall s':>7} {'µs/query':>9} {'speed-up':>8}  equal  load")
-    walls = {}
-    for count in counts:
-        with workers(count):
-            walls[count] = queued_run(result_list, chunks, as_of)
-        equal = np.array_equal(stored_values(result_list), reference)
-        speedup = walls[min(walls)] / walls[count]
-        print(f"{count:>7} {walls[count]:>7.2f} {walls[count] / queries * 1e6:>9.0f} "
-              f"{speedup:>7.2f}x  {'yes' if equal else 'NO'}    {load()}")  # fmt: skip
-        if not equal:
-            raise SystemExit("The split recompute stored other values than the unsplit one.")
-    if 1 in walls and 2 in walls:
-        speedup = walls[1] / walls[2]
-        record(
-            f"recompute of a {queries:,}-query list, 2 workers vs 1 (bench_scaling)",
-            f"{speedup:.2f}x", f">= {SPEEDUP_TARGET:g}x (2 cores)", speedup >= SPEEDUP_TARGET,
-            load(),
-        )  # fmt: skip
-    print(
-        "This machine has 2 cores, shared with PostgreSQL (which does part of each chunk's\n"
-        "work) and with other sessions: 2 workers can at most approach 2x and 4 add nothing.\n"
-        "The design predicts near-linear speed-up up to the cores: chunks read their own\n"
-        "queries' blocks and write their own points, side by side (the list's recompute\n"
-        "lock is shared); only the overall point, which the last chunk stores, is serial."
-    )
+    print(f"{smallest:,} (median).")
 
 
 def main() -> None:
@@ -425,17 +266,10 @@ def main() -> None:
         "--seconds", type=float, default=120, help="per project: fewer grades past it (min 20)"
     )
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
-    parser.add_argument("--chunks", type=int, default=8)
-    parser.add_argument("--skip-workers", action="store_true")
-    parser.add_argument("--skip-grades", action="store_true")
     args = parser.parse_args()
     print(f"bench_scaling: load average {load()} (2 cores, shared)", flush=True)
-    if not args.skip_grades:
-        rows = grade_table(args.sizes, args.grades, args.seconds)
-        grade_summary(rows)
-    if not args.skip_workers:
-        recompute_table(args.workers, args.chunks)
+    rows = grade_table(args.sizes, args.grades, args.seconds)
+    grade_summary(rows)
     print(f"load average {load()}")
 
 

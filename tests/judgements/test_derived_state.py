@@ -6,11 +6,9 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from judgements import log_blocks
 from judgements.derived import oracles
-from judgements.models import Project, ResultList
-from judgements.packed import blocks_refresh, packed_fill
-from metrics.core.consensus import policy_names
+from judgements.models import Project
+from judgements.packed import packed_fill
 from metrics.models import StaleQuery
 from tests.factories import ProjectFactory, QueryFactory
 
@@ -33,14 +31,8 @@ def run(*args) -> tuple[int, str]:
 
 
 def corrupt(*statements: str) -> None:
-    # Every packed row filled and every block written first: rows waiting for their
-    # fill, and blocks for a reader, are not compared.
+    # Every packed row filled first: rows waiting for their fill are not compared.
     packed_fill()
-    for result_list in ResultList.objects.all():
-        for policy in policy_names():
-            assert blocks_refresh(result_list.pk, policy)
-    for project in Project.objects.all():
-        assert log_blocks.spans(project.pk) is not None
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL judgements.defer_derived = on")
         for statement in statements:
@@ -75,11 +67,6 @@ def test_the_demo_is_clean(demo):
         ("UPDATE judgements_rankedgrades SET ideal = '' WHERE id = "
          "(SELECT min(id) FROM judgements_rankedgrades WHERE ideal <> '')",
          "judgements_rankedgrades"),
-        # The first query of a block counts one current grade too many.
-        ("UPDATE judgements_rankedblock SET header = overlay(header PLACING int4send("
-         "get_byte(header, 19) + 1) FROM 17 FOR 4) WHERE id = "
-         "(SELECT min(id) FROM judgements_rankedblock WHERE header <> '')",
-         "judgements_rankedblock"),
         # A query's newest event a second later than the log's: the freshness rule would
         # send the reads of that second to the log.
         ("UPDATE judgements_queryactivity SET newest = newest + interval '1 second' "
@@ -96,10 +83,11 @@ def test_the_demo_is_clean(demo):
          "(SELECT min(id) FROM metrics_latestmetricpoint)", "metrics_latestmetricpoint"),
         ("UPDATE metrics_revisioncount SET revisions = revisions + 1 WHERE id = "
          "(SELECT min(id) FROM metrics_revisioncount)", "metrics_revisioncount"),
-        # The last span of a block (its pair's highest grade) gets a grade nobody gave.
-        ("UPDATE judgements_logblock SET grades = overlay(grades PLACING '\\x0900'::bytea "
-         "FROM length(grades) - 1 FOR 2) WHERE id = "
-         "(SELECT min(id) FROM judgements_logblock WHERE grades <> '')", "judgements_logblock"),
+        # The last span of a query (its pair's highest grade) gets a grade nobody gave.
+        ("UPDATE judgements_querylog SET grades = overlay(grades PLACING '\\x0009'::bytea "
+         "FROM length(grades) - 1 FOR 2) WHERE query_id = "
+         "(SELECT min(query_id) FROM judgements_querylog WHERE grades <> '')",
+         "judgements_querylog"),
     ],
 )  # fmt: skip
 def test_a_wrong_row_is_reported_with_its_table_and_key_and_rebuild_repairs_it(

@@ -147,7 +147,8 @@ def test_a_refreshed_import_logs_each_step_with_its_seconds(
     counting = ["current answers read"] if later_event else []
     assert steps == [
         "pairs named", "pool rows locked", "pair grades rows locked", "events inserted",
-        *counting, "pair grades counted", "summaries refreshed", "pool counted",
+        *counting, "pair grades counted", "summaries refreshed", "packed log refreshed",
+        "pool counted",
     ]  # fmt: skip
     assert all(record.seconds >= 0 for record in caplog.records if hasattr(record, "step"))
     assert list(oracles.differences(project)) == []
@@ -184,7 +185,8 @@ def test_a_large_import_run_as_a_job_shows_each_step_as_its_stage_while_it_runs(
 
     steps = [
         "pairs named", "pool rows locked", "pair grades rows locked", "events inserted",
-        "pair grades counted", "summaries refreshed", "pool counted",
+        "pair grades counted", "summaries refreshed", "packed log refreshed",
+        "pool counted",
     ]  # fmt: skip
     assert seen == [
         "Writing to the database",  # the file's end

@@ -2,7 +2,7 @@
 
 import pytest
 
-from metrics import pgcopy
+from config import pgcopy
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ import time_machine
 from django.db import transaction
 
 from judgements.models import Document, Hit, Judgement, Project, Query
-from metrics import buckets, evaluate, history, refresh, selectors
+from metrics import buckets, evaluate, history, overall, refresh, selectors
 from metrics.models import LatestMetricPoint, MetricPoint
 from metrics.registry import project_spec
 from tests.factories import ProjectFactory, ResultListFactory, UserFactory
@@ -85,7 +85,8 @@ def reference_rebuild(project: Project, ends) -> None:
         pairs = selectors.logged_pair_grades(project.pk, as_of=as_of, policy=spec.consensus)
         for result_list in project.result_lists.filter(captured_at__lte=as_of):
             points = evaluate.metric_points_build(result_list, spec, as_of=as_of, pairs=pairs)
-            refresh._store_with_overall(result_list, spec, points, as_of=as_of)
+            refresh.metric_points_store(points)
+            overall.overall_store(result_list, spec, as_of=as_of)
 
 
 def stored_rows(*, ids: bool = False) -> tuple[list, list]:

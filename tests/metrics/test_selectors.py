@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
-from judgements import packed
-from judgements.models import Judgement
-from metrics import packed_reads, pgcopy, selectors
+from config import pgcopy
+from judgements.models import Hit, Judgement, Query, QueryGrades, RankedGrades
+from judgements.packed import packed_fill
+from metrics import packed_reads, selectors
 from metrics.core.consensus import POLICIES
 from metrics.sources import Source, grades_freshness
 from tests.factories import (
@@ -175,6 +176,7 @@ def assert_same_list(packed, logged):
 def test_packed_grades_equal_the_logs_for_every_depth(project, seed, policy):
     random_events(project, seed=seed)
     random_hits(project, seed=seed)
+    packed_fill(project.pk)  # The refresh's fill: the reads below are packed.
     now = timezone.now()
     pairs = selectors.logged_pair_grades(project.pk, as_of=now, policy=policy)
     for result_list in project.result_lists.all():
@@ -193,6 +195,7 @@ def test_packed_grades_of_some_queries(project):
     random_hits(project, seed=9, lists=1)
     result_list = project.result_lists.get()
     query_ids = sorted(project.queries.values_list("pk", flat=True))[1:]
+    packed_fill(project.pk)
     now = timezone.now()
     pairs = selectors.logged_pair_grades(project.pk, as_of=now, policy="mean")
 
@@ -213,6 +216,7 @@ def test_the_top_k_is_the_first_k_hits_whatever_their_rank_numbers(project, rate
     for document, rank in zip(documents, [1, 5, 9], strict=True):
         HitFactory(result_list=result_list, query=query, document=document, rank=rank)
         JudgementFactory(rater=rater, query=query, document=document, grade=3)
+    packed_fill(project.pk)
     now = timezone.now()
     pairs = selectors.logged_pair_grades(project.pk, as_of=now, policy="mean")
 
@@ -255,6 +259,7 @@ def test_packed_grades_read_in_chunks_equal_the_logs(project, monkeypatch, chunk
     random_events(project, seed=12)
     random_hits(project, seed=11, lists=1)
     monkeypatch.setattr(packed_reads, "CHUNK_QUERIES", chunk)
+    packed_fill(project.pk)
     result_list = project.result_lists.get()
     query_ids = sorted(project.queries.values_list("pk", flat=True))
     now = timezone.now()
@@ -277,44 +282,40 @@ def test_packed_grades_read_in_chunks_equal_the_logs(project, monkeypatch, chunk
     assert len(rows) == (query_ids[-1] - query_ids[0]) // chunk + 1 >= 3
 
 
-# Many queries close together (a recompute's chunk) are read as the blocks that hold
-# them, the others dropped: blocks of two queries here, so that a few queries span them.
+# Queries whose packed rows wait for a fill are read from the pair grades, in the same
+# read as the others', and nothing is written.
 
 
-def test_many_queries_read_through_their_blocks_equal_the_logs(project, monkeypatch):
+def test_stale_queries_are_laid_out_from_the_pair_grades_and_nothing_is_written(project):
     for seed in (13, 14, 15, 16):  # Three queries each.
         random_events(project, seed=seed)
     random_hits(project, seed=13, lists=1)
-    monkeypatch.setattr(packed, "BLOCK_QUERIES", 2)
+    packed_fill(project.pk)
     result_list = project.result_lists.get()
     query_ids = sorted(project.queries.values_list("pk", flat=True))
+    # A new grade on the middle query: its packed rows are stale until the next fill.
+    middle = Query.objects.get(pk=query_ids[len(query_ids) // 2])
+    hit = Hit.objects.filter(result_list=result_list, query=middle).first()
+    rater = Judgement.objects.filter(query=middle).first().rater
+    Judgement.objects.create(query=middle, document=hit.document, rater=rater, grade=3)
+    stale = QueryGrades.objects.filter(stale=True).values_list("query_id", flat=True)
+    assert list(stale) == [middle.pk]
     now = timezone.now()
     pairs = selectors.logged_pair_grades(project.pk, as_of=now, policy="mean")
-    # The middle of the list, less one query: blocks at both ends and in the middle hold
-    # queries not asked for.
-    some = query_ids[1:-1]
-    some.remove(some[len(some) // 2])
-    assert packed_reads.block_span(some) is not None
-    # Every query filled first (a fill of some queries writes their blocks with them alone).
-    arguments = {"policy": "mean", "depth": None}
-    packed_reads.stored_result_list_grades(result_list.pk, project.pk, as_of=now, **arguments)
-
-    for depth in (None, 2):
+    before = RankedGrades.objects.filter(query=middle).values_list("ranked", flat=True)
+    before = sorted(bytes(row) for row in before)
+    for depth, some in ((None, None), (2, query_ids[1:-1])):
         arguments = {"policy": "mean", "depth": depth, "query_ids": some}
         read = packed_reads.stored_result_list_grades(
-            result_list.pk, project.pk, as_of=timezone.now(), **arguments
+            result_list.pk, project.pk, as_of=now, **arguments
         )
         logged = packed_reads.result_list_grades(
             result_list.pk, pairs, depth=depth, query_ids=some
         )
-        assert read.query_ids.tolist() == some
         assert_same_list(read, logged)
-
-
-def test_a_few_queries_far_apart_are_read_one_by_one():
-    assert packed_reads.block_span(list(range(0, 128 * 1000, 100))) is None
-    assert packed_reads.block_span(list(range(10))) is None
-    assert packed_reads.block_span(list(range(1000, 1300))) == (7, 10)
+    assert QueryGrades.objects.get(query=middle).stale
+    after = RankedGrades.objects.filter(query=middle).values_list("ranked", flat=True)
+    assert sorted(bytes(row) for row in after) == before
 
 
 def test_chunks_are_joined_in_the_order_of_their_first_query_whatever_order_they_come_in():

@@ -9,7 +9,7 @@ floats compare by their bits. ``manage.py derived_state`` and the tests use thes
 functions, and nothing else decides what a derived table should hold.
 
 One module per group of tables: ``answers`` (current answers, pair grades),
-``summaries`` (the packed rows and their blocks), ``log_spans`` (the packed log),
+``summaries`` (the packed rows), ``log_spans`` (the packed log),
 ``pool`` (the rating pool and its tallies) and ``metrics`` (the metrics app's tables);
 ``differences`` here compares every one.
 """
@@ -17,31 +17,22 @@ One module per group of tables: ``answers`` (current answers, pair grades),
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from judgements import packed
 from judgements.derived.oracles.answers import (
     bits,
     current_answers,
     expected_pair_grades,
     stored_pair_grades,
 )
-from judgements.derived.oracles.log_spans import (
-    expected_log_spans,
-    log_span_blocks,
-    stored_log_spans,
-)
+from judgements.derived.oracles.log_spans import expected_log_spans, stored_log_spans
 from judgements.derived.oracles.metrics import (
     expected_latest_points,
     expected_mark_projects,
-    expected_overall_sums,
     expected_query_activity,
     expected_revision_counts,
-    expected_unreturned_queries,
     stored_latest_points,
     stored_mark_projects,
-    stored_overall_sums,
     stored_query_activity,
     stored_revision_counts,
-    stored_unreturned_queries,
 )
 from judgements.derived.oracles.pool import (
     expected_pool,
@@ -53,8 +44,6 @@ from judgements.derived.oracles.summaries import (
     expected_summaries,
     packed_state,
     project_hits,
-    stale_blocks,
-    stored_blocks,
     stored_summaries,
 )
 
@@ -69,7 +58,6 @@ __all__ = [
     "expected_query_activity",
     "expected_summaries",
     "expected_tallies",
-    "stored_blocks",
     "stored_pair_grades",
     "stored_pool",
     "stored_query_activity",
@@ -110,21 +98,6 @@ def differences(project) -> Iterator[Difference]:
                 {k: row for k, row in rows.items() if k[1] not in waiting and k[2] in filled}
                 for rows in (have, want)
             )
-            # The blocks join the same rows, but for those marked stale, which wait
-            # for a reader (judgements.packed.blocks_refresh). BLOCK_QUERIES is read
-            # here, not imported: the tests make blocks smaller.
-            stale = stale_blocks(project)
-            blocks = {
-                key: row
-                for key, row in stored_blocks(project).items()
-                if key[1] not in waiting and key[2] in filled
-            }
-            joined = {
-                key: row
-                for key, row in want.items()
-                if (key[0], key[2], key[1] // packed.BLOCK_QUERIES) not in stale
-            }
-            yield from _compare("judgements_rankedblock", blocks, joined)
         if name == "judgements_querygrades":
             # A query left with neither pairs nor hits may keep an emptied row.
             have = {key: row for key, row in have.items() if key in want or row[:2] != (0, 0)}
@@ -138,13 +111,8 @@ def differences(project) -> Iterator[Difference]:
         names, stored_tallies(project), expected_tallies(project, pool), strict=True
     ):
         yield from _compare(name, have, want)
-    # The packed log's blocks that hold their events; marked or missing ones wait for a
-    # reader of a past moment (judgements.log_blocks).
-    _, current = log_span_blocks(project)
     yield from _compare(
-        "judgements_logblock",
-        stored_log_spans(project, current),
-        expected_log_spans(project, current),
+        "judgements_querylog", stored_log_spans(project), expected_log_spans(project)
     )
     yield from _compare(
         "metrics_latestmetricpoint",
@@ -158,14 +126,6 @@ def differences(project) -> Iterator[Difference]:
     )
     yield from _compare(
         "metrics_stalequery", stored_mark_projects(project), expected_mark_projects(project)
-    )
-    yield from _compare(
-        "metrics_overallsum", stored_overall_sums(project), expected_overall_sums(project)
-    )
-    yield from _compare(
-        "metrics_unreturnedquery",
-        stored_unreturned_queries(project),
-        expected_unreturned_queries(project),
     )
 
 

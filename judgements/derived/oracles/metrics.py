@@ -3,7 +3,6 @@ stale marks, overall sums, unreturned queries), recomputed and read back."""
 
 from collections.abc import Iterator
 
-import numpy as np
 from django.db import connection
 from django.db.models import Max, Q
 
@@ -11,7 +10,6 @@ from judgements.derived.oracles.answers import bits
 from judgements.models import (
     Judgement,
     QueryActivity,
-    QueryGrades,
 )
 
 # metrics_latestmetricpoint, metrics_revisioncount
@@ -95,87 +93,6 @@ def stored_revision_counts(project) -> dict:
         "query_id", "hour", "revisions"
     )
     return {(query, hour): count for query, hour, count in rows if query not in stale}
-
-
-OVERALL_SUM_FIELDS = (
-    "total", "counted", "unreturned", "judged", "retrieved", "judgements", "zero_idcg",
-    "queries_judged", "queries_returned",
-)  # fmt: skip
-
-
-def expected_overall_sums(project) -> dict:
-    """Each kept sum (``metrics.overall``) as its list's latest points make it: a list
-    whose sums were thrown away has none to check, and its next refresh writes them."""
-    from metrics.models import LatestMetricPoint, OverallSum, UnreturnedQuery
-    from metrics.overall import sums_of_columns
-    from metrics.registry import MetricSpec
-
-    expected = {}
-    for result_list_id, metric in OverallSum.objects.filter(
-        result_list__project=project
-    ).values_list("result_list_id", "metric"):
-        latest = LatestMetricPoint.objects.filter(result_list_id=result_list_id, metric=metric)
-        rows = latest.order_by("query_id").values_list(
-            "value", "judged", "retrieved", "judgements", "zero_idcg"
-        )
-        names = ("value", "judged", "retrieved", "judgements", "zero_idcg")
-        table = np.array(list(rows), dtype=object).reshape(-1, len(names))
-        columns = {
-            name: table[:, n].astype(type(0.0 if n == 0 else 0)) for n, name in enumerate(names)
-        }
-        unreturned = UnreturnedQuery.objects.filter(result_list_id=result_list_id, metric=metric)
-        sums = sums_of_columns(MetricSpec.parse(metric), columns, unreturned.count())
-        expected[(result_list_id, metric)] = tuple(sums[name] for name in OVERALL_SUM_FIELDS)
-    return expected
-
-
-def stored_overall_sums(project) -> dict:
-    from metrics.models import OverallSum
-
-    rows = OverallSum.objects.filter(result_list__project=project).values_list(
-        "result_list_id", "metric", *OVERALL_SUM_FIELDS
-    )
-    return {tuple(row[:2]): tuple(row[2:]) for row in rows}
-
-
-def expected_unreturned_queries(project) -> dict:
-    """For each kept sum of a mean over all queries, the judged queries (a current
-    grade now) without a latest point of the list, but those marked stale (their
-    refresh counts them again)."""
-    from metrics.models import LatestMetricPoint, OverallSum
-    from metrics.registry import MetricSpec
-
-    judged = set(
-        QueryGrades.objects.filter(query__project=project, judged__gt=0).values_list(
-            "query_id", flat=True
-        )
-    ) - _stale_queries(project)
-    expected = {}
-    for result_list_id, metric in OverallSum.objects.filter(
-        result_list__project=project
-    ).values_list("result_list_id", "metric"):
-        if MetricSpec.parse(metric).mean_over != "all":
-            continue
-        latest = LatestMetricPoint.objects.filter(result_list_id=result_list_id, metric=metric)
-        returned = set(latest.values_list("query_id", flat=True))
-        for query_id in judged - returned:
-            expected[(result_list_id, metric, query_id)] = ()
-    return expected
-
-
-def stored_unreturned_queries(project) -> dict:
-    from metrics.models import OverallSum, UnreturnedQuery
-
-    kept = set(
-        OverallSum.objects.filter(result_list__project=project).values_list(
-            "result_list_id", "metric"
-        )
-    )
-    stale = _stale_queries(project)
-    rows = UnreturnedQuery.objects.filter(result_list__project=project).values_list(
-        "result_list_id", "metric", "query_id"
-    )
-    return {tuple(row): () for row in rows if tuple(row[:2]) in kept and row[2] not in stale}
 
 
 def stored_mark_projects(project) -> dict:

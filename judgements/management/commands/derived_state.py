@@ -3,7 +3,6 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from judgements import log_blocks
 from judgements.derived import oracles
 from judgements.derived.rebuild import repair
 from judgements.models import Project
@@ -38,9 +37,6 @@ class Command(BaseCommand):
                 with transaction.atomic():
                     Project.objects.select_for_update().get(pk=project.pk)
                     repair(project.pk)
-                    # The packed log is written again from the log it was just checked
-                    # against (its blocks are otherwise written by their next reader).
-                    log_blocks.project_blocks_write(project.pk)
                 seconds = time.perf_counter() - started
                 self.stdout.write(f"{project.slug}: rebuilt in {seconds:.1f} s")
             differing += self._check(project)
