@@ -2,6 +2,7 @@
 
 import datetime as dt
 import os
+import re
 from pathlib import Path
 
 from django.utils.csp import CSP
@@ -55,6 +56,22 @@ try:
     parse_allow(OUTBOUND_ALLOW)
 except ValueError as error:
     raise SystemExit(str(error)) from None
+
+# A machine judge's key comes from a stored (sealed) key or from a variable whose name
+# starts with this prefix: no other variable (SECRET_KEY, DATABASE_URL, PATH) can be named.
+MACHINE_JUDGE_KEY_PREFIX = os.getenv("MACHINE_JUDGE_KEY_PREFIX", "RJ_JUDGE_KEY_").strip()
+if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]*", MACHINE_JUDGE_KEY_PREFIX):
+    raise SystemExit(
+        "MACHINE_JUDGE_KEY_PREFIX must be a variable-name prefix of letters, digits and _ "
+        "with at least one _ after a letter (e.g. RJ_JUDGE_KEY_): an empty one would let "
+        "a judge name any variable."
+    )
+# The largest model reply a judge reads (bytes; refused past it, read as a stream) and the
+# longest a 429's or 503's Retry-After makes it wait (seconds).
+MACHINE_JUDGE_MAX_REPLY_BYTES = envint("MACHINE_JUDGE_MAX_REPLY_BYTES", str(1 << 20))
+MACHINE_JUDGE_MAX_RETRY_AFTER_SECONDS = float(
+    os.getenv("MACHINE_JUDGE_MAX_RETRY_AFTER_SECONDS", "60")
+)
 
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "127.0.0.1,localhost")
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", "")

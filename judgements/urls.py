@@ -38,6 +38,11 @@ urlpatterns = [
     path("projects/<slug:slug>/judges/gate/", machine.gate_settings, name="machine_gate"),
     path("projects/<slug:slug>/judges/<id:judge_id>/", machine.judge, name="machine_judge"),
     path(
+        "projects/<slug:slug>/judges/<id:judge_id>/key/",
+        machine.key_settings,
+        name="machine_key",
+    ),
+    path(
         "projects/<slug:slug>/judges/<id:judge_id>/progress/",
         machine.run_progress,
         name="machine_progress",

@@ -9,6 +9,7 @@ JUDGE_FIELDS = [
     "name",
     "base_url",
     "model",
+    "api_key",
     "api_key_env",
     "prompt_template",
     "temperature",
@@ -20,7 +21,20 @@ JUDGE_FIELDS = [
 ]
 
 
+def _key_field() -> forms.CharField:
+    return forms.CharField(
+        label="API key",
+        required=False,
+        strip=True,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text="Stored encrypted and never shown again; or leave it empty and name a "
+        "variable below (or neither, for a local server that wants no key).",
+    )
+
+
 class MachineJudgeForm(forms.ModelForm):
+    api_key = _key_field()
+
     class Meta:
         model = MachineJudge
         fields = JUDGE_FIELDS
@@ -43,11 +57,30 @@ class MachineJudgeForm(forms.ModelForm):
             raise forms.ValidationError(errors)
         return template
 
+    def clean(self):
+        data = super().clean()
+        if data.get("api_key") and data.get("api_key_env"):
+            self.add_error("api_key", "Enter the key or name its variable, not both.")
+        return data
+
     def clean_name(self):
         name = self.cleaned_data["name"].strip()
         if MachineJudge.objects.filter(project=self.project, name=name).exists():
             raise forms.ValidationError(f"{self.project.name} already has a judge named {name}.")
         return name
+
+
+class KeyForm(forms.Form):
+    """Where a judge's key comes from: the key itself, a prefixed variable, or neither."""
+
+    api_key = _key_field()
+    api_key_env = MachineJudge._meta.get_field("api_key_env").formfield()
+
+    def clean(self):
+        data = super().clean()
+        if data.get("api_key") and data.get("api_key_env"):
+            raise forms.ValidationError("Enter the key or name its variable, not both.")
+        return data
 
 
 class RunForm(forms.ModelForm):

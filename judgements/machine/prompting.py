@@ -76,6 +76,9 @@ class UnreadableAnswer(ValueError):
     """The model answered, but not with a grade on the scale."""
 
 
+# A grade is a few digits: a longer run of them is no grade (and past 4,300 digits
+# Python's int() refuses it).
+GRADE_TEXT = re.compile(r"-?[0-9]{1,9}")
 GRADE_RE = re.compile(r'"grade"\s*:\s*"?(-?\d+)"?')
 
 
@@ -91,12 +94,15 @@ def read_answer(content: str, grades: list[int]) -> tuple[int, str]:
         try:
             answer = json.loads(content[start : end + 1])
             grade, rationale = answer.get("grade"), str(answer.get("rationale", ""))
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):
+            # Not JSON (or a number json refuses): the grade's own text, if it has one.
             match = GRADE_RE.search(content)
             grade = match and match.group(1)
-    if isinstance(grade, str) and grade.lstrip("-").isdigit():
-        grade = int(grade)
+    if isinstance(grade, str):
+        grade = int(grade) if GRADE_TEXT.fullmatch(grade) else None
     if isinstance(grade, bool) or not isinstance(grade, int) or grade not in grades:
         shown = content.strip()[:200] or "(an empty reply)"
+        if len(content.strip()) > 200:
+            shown += "..."
         raise UnreadableAnswer(f"no grade of {grades} in the answer: {shown}")
     return grade, rationale[:RATIONALE_CHARS]

@@ -5,26 +5,61 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.text import slugify
 
+from config.encryption import SecretsUnavailable, seal
 from judgements.machine.prompting import template_errors
 from judgements.models import Judgement, MachineJudge, Project
+from judgements.models.machine import key_variable_problem
 from judgements.roles import is_analyst
 
 
 @transaction.atomic
-def machine_judge_create(*, project: Project, name: str, **config) -> MachineJudge:
+def machine_judge_create(
+    *, project: Project, name: str, api_key: str = "", **config
+) -> MachineJudge:
     """A judge of ``project`` and its own account (no password, no role: it cannot sign
-    in, and raters' pages never list it). Raises ``ValidationError``, writing nothing,
-    when a field is invalid."""
+    in, and raters' pages never list it). ``api_key``, if given, is stored sealed.
+    Raises ``ValidationError``, writing nothing, when a field is invalid."""
     errors = (
         template_errors(config.get("prompt_template", "")) if "prompt_template" in config else []
     )
     if errors:
         raise ValidationError({"prompt_template": errors})
-    account = _account(project, name)
-    judge = MachineJudge(project=project, rater=account, name=name, **config)
-    judge.full_clean()
+    judge = MachineJudge(project=project, name=name, **config)
+    _set_key(judge, api_key_env=judge.api_key_env, api_key=api_key)
+    judge.full_clean(exclude=["rater"])
+    judge.rater = _account(project, name)
     judge.save()
     return judge
+
+
+@transaction.atomic
+def machine_judge_key_set(*, judge: MachineJudge, api_key_env: str, api_key: str = "") -> None:
+    """Where ``judge``'s key comes from from now on: the key itself (stored sealed,
+    replacing any stored one), a variable with the operator's prefix, or neither (a
+    local server that wants none). Clears the judge's ``key_problem``. Raises
+    ``ValidationError`` naming the field."""
+    _set_key(judge, api_key_env=api_key_env, api_key=api_key)
+    judge.key_problem = ""
+    judge.full_clean(exclude=["rater", "project"])
+    judge.save(update_fields=["api_key_env", "api_key_encrypted", "key_problem"])
+
+
+def _set_key(judge: MachineJudge, *, api_key_env: str, api_key: str) -> None:
+    api_key_env, api_key = (api_key_env or "").strip(), (api_key or "").strip()
+    if api_key and api_key_env:
+        raise ValidationError(
+            {"api_key": "Enter the key or name its variable, not both: which would be sent?"}
+        )
+    if problem := key_variable_problem(api_key_env):
+        raise ValidationError({"api_key_env": problem})
+    judge.api_key_env, judge.api_key_encrypted = api_key_env, ""
+    if api_key:
+        try:
+            judge.api_key_encrypted = seal(api_key)
+        except SecretsUnavailable as error:
+            raise ValidationError(
+                {"api_key": f"{error} Name a variable with the key instead."}
+            ) from None
 
 
 def _account(project: Project, name: str):

@@ -1,6 +1,7 @@
 """The machine judges' pages. Who may see them: analysts (and admins); raters get 403,
 anonymous users the login page. Raters never see a machine grade anywhere."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -9,8 +10,18 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from judgements.machine import certification, gate, runs
-from judgements.machine.forms import GateForm, MachineJudgeForm, OverruleForm, RunForm
-from judgements.machine.services import machine_grade_overrule, machine_judge_create
+from judgements.machine.forms import (
+    GateForm,
+    KeyForm,
+    MachineJudgeForm,
+    OverruleForm,
+    RunForm,
+)
+from judgements.machine.services import (
+    machine_grade_overrule,
+    machine_judge_create,
+    machine_judge_key_set,
+)
 from judgements.models import Judgement, MachineJudge, MachineRun, Project
 from judgements.roles import Role, role_required
 
@@ -23,9 +34,13 @@ def judges(request, slug):
     form = MachineJudgeForm(request.POST or None, project=project)
     gate_form = GateForm(instance=gate.gate_of(project))
     if request.method == "POST" and form.is_valid():
-        judge = machine_judge_create(project=project, **form.cleaned_data)
-        messages.success(request, f"Judge {judge.name} created: start a run below.")
-        return redirect(judge)
+        try:
+            judge = machine_judge_create(project=project, **form.cleaned_data)
+        except ValidationError as error:
+            _add_errors(form, error)
+        else:
+            messages.success(request, f"Judge {judge.name} created: start a run below.")
+            return redirect(judge)
     admitted = {judge.pk for judge in gate.admitted_judges(project)}
     rows = [
         (judge, judge.runs.first(), judge.pk in admitted)
@@ -34,6 +49,30 @@ def judges(request, slug):
     ctx = {"project": project, "form": form, "gate_form": gate_form, "rows": rows}
     status = 400 if form.errors else 200
     return render(request, "judgements/machine/judges.html", ctx, status=status)
+
+
+def _add_errors(form, error: ValidationError) -> None:
+    for field, messages_ in error.message_dict.items():
+        form.add_error(field if field in form.fields else None, messages_)
+
+
+@role_required(Role.ANALYST)
+@require_POST
+def key_settings(request, slug, judge_id):
+    """Set where the judge's key comes from (a stored key, a prefixed variable, none)."""
+    judge = _judge(slug, judge_id)
+    form = KeyForm(request.POST)
+    if form.is_valid():
+        try:
+            machine_judge_key_set(judge=judge, **form.cleaned_data)
+        except ValidationError as error:
+            _add_errors(form, error)
+    if form.errors:
+        errors = "; ".join(f"{field}: {' '.join(e)}" for field, e in form.errors.items())
+        messages.error(request, f"The key was not changed: {errors}")
+    else:
+        messages.success(request, "The judge's key was set.")
+    return redirect(judge)
 
 
 @role_required(Role.ANALYST)
@@ -70,6 +109,8 @@ def judge(request, slug, judge_id):
         "judge": judge,
         "run": run,
         "run_form": RunForm(),
+        "key_form": KeyForm(initial={"api_key_env": judge.api_key_env}),
+        "key_prefix": settings.MACHINE_JUDGE_KEY_PREFIX,
         "answers": answers,
         "overrule_form": OverruleForm(project=judge.project),
         "spending": certification.judge_spending(judge),

@@ -4,6 +4,7 @@ Their pages, runs and certification live in ``judgements.machine``.
 """
 
 from decimal import Decimal
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -11,6 +12,8 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
+
+from config import outbound
 
 DEFAULT_PROMPT = """You are a search quality rater. Grade how well the document answers the query.
 
@@ -34,6 +37,39 @@ Answer with JSON only: {{"grade": <one of {grades}>, "rationale": "<one sentence
 ENV_NAME = RegexValidator(
     r"^[A-Za-z_][A-Za-z0-9_]*$", "An environment variable name: letters, digits and _."
 )
+
+
+def key_variable_problem(name: str) -> str | None:
+    """Why a judge may not read its key from the variable ``name``, or None: only names
+    with the operator's prefix (``MACHINE_JUDGE_KEY_PREFIX``) can be named, so that no
+    analyst can have the server send its own secrets (SECRET_KEY, DATABASE_URL, PATH)."""
+    prefix = settings.MACHINE_JUDGE_KEY_PREFIX
+    if name and not (name.startswith(prefix) and len(name) > len(prefix)):
+        return (
+            f"{name} cannot be named: a judge's key variable must start with {prefix} "
+            f"(e.g. {prefix}OPENAI), so that no other variable of the server is sent out; "
+            "or enter the key itself, which is stored encrypted."
+        )
+    return None
+
+
+def base_url_problem(url: str) -> str | None:
+    """Why the outbound policy (config.outbound) refuses ``url``, or None: checked when a
+    judge is saved, and again on the address of every connection it makes."""
+    try:
+        outbound.check_url(url)
+    except (outbound.OutboundRefused, outbound.HostNotFound) as refused:
+        return f"The base URL cannot be used: {refused}."
+    if urlsplit(url).username or urlsplit(url).password:
+        return "Put the key in the key fields, not in the URL."
+    return None
+
+
+def validate_key_variable(name: str) -> None:
+    if problem := key_variable_problem(name):
+        raise ValidationError(problem)
+
+
 MAX_CONCURRENCY = 64
 
 
@@ -42,8 +78,12 @@ class MachineJudge(models.Model):
     click model over the project's search log (``kind`` "clicks", searchlogs.click_judge:
     ``model`` names it, "pbm" or "coec"; it needs no endpoint).
 
-    The API key is never stored: ``api_key_env`` names the environment variable of the
-    worker that holds it (empty for local servers that want none).
+    The API key is either entered in the app and stored sealed (``api_key_encrypted``,
+    config.encryption; write-only, never shown again), or read from the worker's
+    environment variable ``api_key_env`` names, which must start with the operator's
+    ``MACHINE_JUDGE_KEY_PREFIX``; neither for local servers that want none.
+    ``key_problem`` says why the judge cannot be asked until its key is set again
+    (migration 0035 cleared variables without the prefix).
     """
 
     class Kind(models.TextChoices):
@@ -73,8 +113,17 @@ class MachineJudge(models.Model):
         "API key variable",
         max_length=100,
         blank=True,
-        validators=[ENV_NAME],
-        help_text="Name of the environment variable holding the key; empty for none.",
+        validators=[ENV_NAME, validate_key_variable],
+        help_text="Name of the environment variable holding the key (it must start with "
+        "the prefix the operator set, MACHINE_JUDGE_KEY_PREFIX); empty for none.",
+    )
+    # The key entered in the app, sealed with config.encryption; never shown.
+    api_key_encrypted = models.TextField(blank=True, editable=False)
+    key_problem = models.CharField(
+        max_length=300,
+        blank=True,
+        editable=False,
+        help_text="Why the judge cannot be asked until its key is set again.",
     )
     prompt_template = models.TextField(default=DEFAULT_PROMPT)
     temperature = models.FloatField(
@@ -120,9 +169,17 @@ class MachineJudge(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("judgements:machine_judge", args=[self.project.slug, self.pk])
 
+    @property
+    def has_api_key(self) -> bool:
+        return bool(self.api_key_encrypted)
+
     def clean(self) -> None:
-        if self.kind == self.Kind.LLM and not self.base_url:
+        if self.kind != self.Kind.LLM:
+            return
+        if not self.base_url:
             raise ValidationError({"base_url": "A language model judge needs its endpoint."})
+        if not self.demo and (problem := base_url_problem(self.base_url)):
+            raise ValidationError({"base_url": problem})
 
     def cost(self, tokens_in: int, tokens_out: int) -> Decimal:
         """What one answer cost, from its tokens and the judge's prices."""

@@ -27,6 +27,13 @@ def _quick_backoff(settings):
     settings.MACHINE_JUDGE_BACKOFF_SECONDS = 0.01
 
 
+@pytest.fixture(autouse=True)
+def _local_model_server(settings):
+    """The test model servers listen on 127.0.0.1, which the outbound policy refuses
+    unless the operator allows it (tests/machine/test_keys_and_outbound.py checks that)."""
+    settings.OUTBOUND_ALLOW = ["127.0.0.1"]
+
+
 def pool_project(queries: int, hits: int, *, slug: str = "shop"):
     """A project whose pool holds ``queries`` x ``hits`` pairs; document titles name them
     ("q3 d2"), so the model server's table can answer by title."""

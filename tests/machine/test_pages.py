@@ -33,7 +33,7 @@ def test_an_analyst_configures_a_judge_and_the_key_is_never_stored(charlie, mode
         "name": "Local llama",
         "base_url": model_server.url,
         "model": "llama3.2:1b",
-        "api_key_env": "OPENAI_API_KEY",
+        "api_key_env": "RJ_JUDGE_KEY_OPENAI",
         # As a browser posts a textarea: CRLF line breaks.
         "prompt_template": "Query: {query}\r\nTitle: {title}\r\nGrades: {grades}",
         "temperature": "0",
@@ -52,7 +52,7 @@ def test_an_analyst_configures_a_judge_and_the_key_is_never_stored(charlie, mode
     assert judge.prompt_template == "Query: {query}\nTitle: {title}\nGrades: {grades}"
     assert not judge.rater.has_usable_password() and not judge.rater.groups.exists()
     page = charlie.get(judge.get_absolute_url()).content.decode()
-    assert "$OPENAI_API_KEY" in page
+    assert "$RJ_JUDGE_KEY_OPENAI" in page
 
 
 def test_a_bad_template_is_a_form_error_naming_the_fields(charlie, model_server):

@@ -111,7 +111,7 @@ def test_a_timeout_is_retried_then_recorded_as_a_failure(model_server, analyst):
 
     (event,) = machine_events(judge)
     assert event.kind == "cant_tell"
-    assert event.note == "the model server did not answer in time"
+    assert event.note == "timed out: the server did not answer in time"
     assert event.machine_answer.attempts == 2
     assert len(model_server.requests) == 2
 
@@ -242,22 +242,22 @@ def test_a_second_run_asks_only_pairs_without_a_grade(model_server, analyst):
 
 
 def test_a_missing_api_key_pauses_the_run_and_says_why(model_server, analyst, monkeypatch):
-    monkeypatch.delenv("JUDGE_TEST_KEY", raising=False)
+    monkeypatch.delenv("RJ_JUDGE_KEY_TEST", raising=False)
     project = pool_project(1, 1)
-    judge = make_judge(project, model_server, api_key_env="JUDGE_TEST_KEY")
+    judge = make_judge(project, model_server, api_key_env="RJ_JUDGE_KEY_TEST")
 
     run = machine_run_start(judge=judge, user=analyst)
 
     run.refresh_from_db()
     assert run.status == "paused"
-    assert "JUDGE_TEST_KEY" in run.reason
+    assert "RJ_JUDGE_KEY_TEST" in run.reason
     assert model_server.requests == []
 
 
 def test_the_key_is_sent_from_the_variable_the_judge_names(model_server, analyst, monkeypatch):
-    monkeypatch.setenv("JUDGE_TEST_KEY", "sk-secret")
+    monkeypatch.setenv("RJ_JUDGE_KEY_TEST", "sk-secret")
     project = pool_project(1, 1)
-    judge = make_judge(project, model_server, api_key_env="JUDGE_TEST_KEY")
+    judge = make_judge(project, model_server, api_key_env="RJ_JUDGE_KEY_TEST")
 
     machine_run_start(judge=judge, user=analyst)
 
