@@ -121,10 +121,24 @@ def number(value) -> float | None:
 
 
 def query_names(query_ids) -> dict[int, dict]:
-    """The ``QueryRef`` of each query: its id, external id (or its id as text) and text."""
-    rows = Query.objects.filter(pk__in=list(query_ids)).values_list("pk", "external_id", "text")
-    return {pk: {"id": pk, "external_id": external_id or str(pk), "text": text}
-            for pk, external_id, text in rows}  # fmt: skip
+    """The ``QueryRef`` of each query: its id, external id (or its id as text) and text.
+
+    The ids come from a read of a result list's numbers that has already committed: a
+    query missing now was deleted since (with its list or its project, as a deletion
+    job does), so the answer is 404, as it would have been a moment later."""
+    wanted = set(query_ids)
+    rows = Query.objects.filter(pk__in=list(wanted)).values_list("pk", "external_id", "text")
+    names = {pk: {"id": pk, "external_id": external_id or str(pk), "text": text}
+             for pk, external_id, text in rows}  # fmt: skip
+    if len(names) < len(wanted):
+        raise NotFound(DELETED_MEANWHILE)
+    return names
+
+
+DELETED_MEANWHILE = (
+    "The result list's queries were deleted while it was being read (the list or its "
+    "project was deleted meanwhile)."
+)
 
 
 class QueryRefSerializer(serializers.Serializer):

@@ -11,6 +11,7 @@ import dataclasses
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -18,6 +19,7 @@ from judgements.api.access import IsAnalyst
 from judgements.models import Project
 from metrics import dashboards
 from metrics.api.common import (
+    DELETED_MEANWHILE,
     PAGE_PARAMETERS,
     SOURCES,
     IntervalSerializer,
@@ -309,6 +311,9 @@ class CompareApi(APIView):
         form = valid(GateForm(request.query_params, project=project))
         data = form.cleaned_data
         lists = project.result_lists.select_related("project").in_bulk([data["a"], data["b"]])
+        if data["a"] not in lists or data["b"] not in lists:
+            # The form found both; one was deleted since.
+            raise NotFound(DELETED_MEANWHILE)
         found = dashboards.comparison(
             project,
             lists[data["a"]],
