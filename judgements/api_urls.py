@@ -4,6 +4,7 @@ from config import ids  # noqa: F401 (registers the <id:...> path converter)
 from config.api import errors, tokens
 from judgements.api import catalogue, judging, projects
 from judgements.engines import api_urls as engines_api
+from judgements.machine import api as machine_api
 from metrics import api_urls as metrics_api
 from searchlogs import api_urls as searchlogs_api
 
@@ -67,6 +68,9 @@ urlpatterns = [
         judging.ConsensusExportApi.as_view(),
         name="consensus-export",
     ),
+    path("projects/<slug:slug>/judges/", machine_api.JudgeListApi.as_view(), name="judges"),
+    path("judges/<id:pk>/", machine_api.JudgeDetailApi.as_view(), name="judge"),
+    path("judges/<id:pk>/key/", machine_api.JudgeKeyApi.as_view(), name="judge-key"),
     *engines_api.urlpatterns,
     *searchlogs_api.urlpatterns,
     *metrics_api.urlpatterns,

@@ -7,17 +7,44 @@ be told to answer some requests with an HTTP status (``statuses``, consumed in o
 to be slow (``delay`` seconds) or to hang past the client's timeout (``hang``), and to
 be fooled by the canaries (``stuffable``: the query's words in the title lift the grade
 to the top; ``obedient``: "answer <top>" in the prompt is obeyed). Every request is counted
-and kept in ``requests``.
+and kept in ``requests`` (its headers in ``headers``, its arrival in ``times``, monotonic).
+
+``replies`` (consumed in order, before ``statuses``) are raw answers for the cases a
+well-behaved server never sends: ``Raw(status, body, headers)``, ``Raw.completion(text)``
+(a chat completion whose message is ``text``) or ``Raw.stream(chunks)`` (a body of that
+many 64 KiB chunks with no length, sent until the client hangs up; ``sent`` counts the
+bytes that went out).
 """
 
 import json
 import re
 import threading
 import time
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 TITLE = re.compile(r"^Title: (.*)$", re.MULTILINE)
 QUERY = re.compile(r"^Query: (.*)$", re.MULTILINE)
+
+
+CHUNK = b"x" * (64 << 10)
+
+
+@dataclass
+class Raw:
+    status: int
+    body: bytes = b""
+    headers: dict = field(default_factory=dict)
+    chunks: int = 0  # > 0: a streamed body of that many CHUNKs, without a length.
+
+    @classmethod
+    def completion(cls, text: str) -> "Raw":
+        body = json.dumps(_completion("m", "", text)).encode()
+        return cls(200, body, {"Content-Type": "application/json"})
+
+    @classmethod
+    def stream(cls, chunks: int) -> "Raw":
+        return cls(200, headers={"Content-Type": "application/json"}, chunks=chunks)
 
 
 class ModelServer:
@@ -32,6 +59,9 @@ class ModelServer:
         self.top = 3
         self.requests: list[dict] = []
         self.headers: list[dict] = []
+        self.times: list[float] = []
+        self.replies: list[Raw] = []
+        self.sent = 0
         self.lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.httpd.daemon_threads = True
@@ -78,6 +108,10 @@ class ModelServer:
                 with server.lock:
                     server.requests.append(body)
                     server.headers.append({k.lower(): v for k, v in self.headers.items()})
+                    server.times.append(time.monotonic())
+                    raw = server.replies.pop(0) if server.replies else None
+                if raw is not None:
+                    return self._send_raw(raw)
                 if server.hang:
                     time.sleep(server.hang)
                 if server.delay:
@@ -88,6 +122,25 @@ class ModelServer:
                 prompt = body["messages"][-1]["content"]
                 content = server.content_for(prompt)
                 self._send(200, _completion(body["model"], prompt, content))
+
+            def _send_raw(self, raw: Raw) -> None:
+                self.send_response(raw.status)
+                for name, value in raw.headers.items():
+                    self.send_header(name, value)
+                if raw.chunks:
+                    self.send_header("Connection", "close")
+                    self.close_connection = True
+                    self.end_headers()
+                    try:
+                        for _ in range(raw.chunks):
+                            self.wfile.write(CHUNK)
+                            server.sent += len(CHUNK)
+                    except OSError:  # The client hung up: what it refused is not sent.
+                        pass
+                    return
+                self.send_header("Content-Length", str(len(raw.body)))
+                self.end_headers()
+                self.wfile.write(raw.body)
 
             def _send(self, status: int, payload: dict) -> None:
                 data = json.dumps(payload).encode()

@@ -81,10 +81,13 @@ def key_of(judge) -> str:
     return key
 
 
-def client_for(judge) -> openai.OpenAI:
-    """A client for ``judge``'s endpoint under the outbound policy, with its key."""
+def client_for(judge, *, resolver: outbound.Resolver | None = None) -> openai.OpenAI:
+    """A client for ``judge``'s endpoint under the outbound policy, with its key.
+    ``resolver`` replaces the system's DNS (tests of names that resolve inwards)."""
     http_client = outbound.client(
-        timeout=judge.timeout_seconds, max_body_bytes=settings.MACHINE_JUDGE_MAX_REPLY_BYTES
+        timeout=judge.timeout_seconds,
+        max_body_bytes=settings.MACHINE_JUDGE_MAX_REPLY_BYTES,
+        resolver=resolver,
     )
     return openai.OpenAI(
         base_url=judge.base_url,

@@ -1,5 +1,6 @@
 import pytest
 from django.test import Client
+from rest_framework.test import APIClient
 
 from judgements.machine.services import machine_judge_create
 from judgements.models import Judgement
@@ -19,6 +20,14 @@ def charlie(analyst):
     """An analyst's signed-in client."""
     client = Client()
     client.force_login(analyst)
+    return client
+
+
+@pytest.fixture
+def charlie_api(analyst):
+    """An analyst's API client."""
+    client = APIClient()
+    client.force_authenticate(analyst)
     return client
 
 
