@@ -115,6 +115,10 @@ def ask(client: openai.OpenAI, judge, prompt: str, grades: list[int]) -> Reply:
         except NotACompletion as failure:
             error = str(failure)
             break
+        except (outbound.OutboundRefused, outbound.HostNotFound) as refused:
+            # Raised by the policy's transport, through openai unwrapped: not retried.
+            error = _described(refused)
+            break
         except openai.APIStatusError as failure:
             error = _described(failure)
             if not isinstance(failure, RETRIED) and failure.status_code not in RETRIED_STATUS:
