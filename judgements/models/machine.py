@@ -55,11 +55,15 @@ def key_variable_problem(name: str) -> str | None:
 
 def base_url_problem(url: str) -> str | None:
     """Why the outbound policy (config.outbound) refuses ``url``, or None: checked when a
-    judge is saved, and again on the address of every connection it makes."""
+    judge is saved, and again on the address of every connection it makes. A name that
+    does not resolve now is let through (an imported judge's ``.invalid`` host, a model
+    server not up yet): it is refused where it connects if it resolves inwards then."""
     try:
         outbound.check_url(url)
-    except (outbound.OutboundRefused, outbound.HostNotFound) as refused:
+    except outbound.OutboundRefused as refused:
         return f"The base URL cannot be used: {refused}."
+    except outbound.HostNotFound:
+        pass
     if urlsplit(url).username or urlsplit(url).password:
         return "Put the key in the key fields, not in the URL."
     return None

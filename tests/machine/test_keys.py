@@ -6,6 +6,7 @@ import pytest
 from django.apps import apps
 from django.db import connection
 from django.urls import reverse
+from rest_framework.test import APIClient
 
 from judgements.machine.runs import machine_run_start
 from judgements.models import MachineJudge, MachineRun
@@ -249,3 +250,25 @@ def test_the_migration_clears_unprefixed_variables_and_says_why(charlie, model_s
     second.refresh_from_db()
     assert (second.status, second.reason) == ("paused", old.key_problem)
     assert model_server.requests == []
+
+
+@pytest.mark.parametrize("persona", ["anonymous", "rater", "outsider"])
+def test_only_analysts_reach_the_judges_api(model_server, rater, outsider, persona):
+    project = pool_project(1, 1)
+    judge = make_judge(project, model_server)
+    client = APIClient()
+    if persona != "anonymous":
+        client.force_authenticate({"rater": rater, "outsider": outsider}[persona])
+    status = 401 if persona == "anonymous" else 403
+    form = {"api_key_env": "RJ_JUDGE_KEY_X"}
+
+    answers = [
+        client.get(f"/api/projects/{project.slug}/judges/"),
+        client.post(f"/api/projects/{project.slug}/judges/", {"name": "X"}, format="json"),
+        client.get(f"/api/judges/{judge.pk}/"),
+        client.put(f"/api/judges/{judge.pk}/key/", form, format="json"),
+    ]
+
+    assert [answer.status_code for answer in answers] == [status] * 4
+    judge.refresh_from_db()
+    assert judge.api_key_env == "" and MachineJudge.objects.count() == 1
