@@ -59,12 +59,12 @@ except ValueError as error:
 
 # A machine judge's key comes from a stored (sealed) key or from a variable whose name
 # starts with this prefix: no other variable (SECRET_KEY, DATABASE_URL, PATH) can be named.
-MACHINE_JUDGE_KEY_PREFIX = os.getenv("MACHINE_JUDGE_KEY_PREFIX", "RJ_JUDGE_KEY_").strip()
+# Empty or unset: the default (an empty prefix would let a judge name any variable).
+MACHINE_JUDGE_KEY_PREFIX = os.getenv("MACHINE_JUDGE_KEY_PREFIX", "").strip() or "RJ_JUDGE_KEY_"
 if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]*", MACHINE_JUDGE_KEY_PREFIX):
     raise SystemExit(
         "MACHINE_JUDGE_KEY_PREFIX must be a variable-name prefix of letters, digits and _ "
-        "with at least one _ after a letter (e.g. RJ_JUDGE_KEY_): an empty one would let "
-        "a judge name any variable."
+        "with at least one _ after a letter (e.g. RJ_JUDGE_KEY_)."
     )
 # The largest model reply a judge reads (bytes; refused past it, read as a stream) and the
 # longest a 429's or 503's Retry-After makes it wait (seconds).

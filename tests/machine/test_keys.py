@@ -2,6 +2,9 @@
 the operator's prefix (MACHINE_JUDGE_KEY_PREFIX, RJ_JUDGE_KEY_ by default) or a key
 entered in the app and stored sealed; no other variable of the server can be named."""
 
+import subprocess
+import sys
+
 import pytest
 from django.apps import apps
 from django.db import connection
@@ -10,6 +13,7 @@ from rest_framework.test import APIClient
 
 from judgements.machine.runs import machine_run_start
 from judgements.models import MachineJudge, MachineRun
+from tests.config.test_production import ROOT, production_environment
 from tests.machine.conftest import machine_events, make_judge, pool_project
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
@@ -272,3 +276,30 @@ def test_only_analysts_reach_the_judges_api(model_server, rater, outsider, perso
     assert [answer.status_code for answer in answers] == [status] * 4
     judge.refresh_from_db()
     assert judge.api_key_env == "" and MachineJudge.objects.count() == 1
+
+
+@pytest.mark.parametrize("prefix", ["_", "RJ", "RJ-KEY_", "9_"])
+def test_a_malformed_prefix_stops_the_app_at_start(prefix):
+    environment = production_environment(
+        DATABASE_URL="postgres://u@h/n", MACHINE_JUDGE_KEY_PREFIX=prefix
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", "import config.settings"],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode != 0
+    assert "MACHINE_JUDGE_KEY_PREFIX must be a variable-name prefix" in done.stderr
+
+
+def test_an_empty_prefix_is_the_default_not_none():
+    environment = production_environment(
+        DATABASE_URL="postgres://u@h/n", MACHINE_JUDGE_KEY_PREFIX=""
+    )
+    code = "import config.settings as s; print(s.MACHINE_JUDGE_KEY_PREFIX)"
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=environment, capture_output=True, text=True
+    )
+    assert done.stdout.strip() == "RJ_JUDGE_KEY_", done.stderr
