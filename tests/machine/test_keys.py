@@ -248,6 +248,8 @@ def test_the_migration_clears_unprefixed_variables_and_says_why(charlie, model_s
     assert (run.status, run.reason) == ("paused", old.key_problem)
     page = charlie.get(old.get_absolute_url()).content.decode()
     assert "must now start with RJ_JUDGE_KEY_" in page
+    listing = charlie.get(reverse("judgements:machine_judges", args=[project.slug]))
+    assert listing.content.decode().count("key to set again") == 1
     # Until the key is set again, a run pauses at once with the same reason.
     run.delete()
     second = machine_run_start(judge=old, user=analyst)
