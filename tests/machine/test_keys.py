@@ -2,6 +2,7 @@
 the operator's prefix (MACHINE_JUDGE_KEY_PREFIX, RJ_JUDGE_KEY_ by default) or a key
 entered in the app and stored sealed; no other variable of the server can be named."""
 
+import importlib
 import subprocess
 import sys
 
@@ -229,9 +230,7 @@ def test_the_key_form_replaces_the_key_and_refuses_a_server_variable(
 
 def test_the_migration_clears_unprefixed_variables_and_says_why(charlie, model_server, analyst):
     """0035's data step, run on rows as an older release left them."""
-    migration = __import__(
-        "judgements.migrations.0035_machinejudge_keys", fromlist=["_clear_unprefixed"]
-    )
+    migration = importlib.import_module("judgements.migrations.0035_machinejudge_keys")
     project = pool_project(1, 1)
     old = make_judge(project, model_server, name="Old")
     kept = make_judge(project, model_server, name="Kept", api_key_env="RJ_JUDGE_KEY_K")
