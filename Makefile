@@ -41,7 +41,8 @@ e2e: $(STAMP)
 # Benchmarks hold what a user feels to budgets (bench_budgets: pages now and as of a past
 # moment, a list's recompute after a grade, a grade with its refresh; bench_queue: the
 # next pair; bench_export: a 1M-row import), each printed with its median and p95, and
-# the trec_eval-style command to its peers. The Django ones use the development
+# the trec_eval-style command to its peers; bench_engines: a 1,000-query capture from a
+# local engine against the engine's own time. The Django ones use the development
 # database and build a generate_load project if missing (10k queries, 1M judgements:
 # about a minute; bench_generate_load). bench_scaling builds three more projects (10k,
 # 100k and 1M queries x 10 hits, 100k judgements each: about 13 minutes and 6 GB the
@@ -60,6 +61,7 @@ bench: $(VENV)/.installed-bench
 	$(PY) tests/bench/bench_dashboards.py
 	$(PY) tests/bench/bench_export.py
 	$(PY) tests/bench/bench_searchlogs.py
+	$(PY) tests/bench/bench_engines.py
 	$(PY) tests/bench/bench_upload.py
 	$(PY) tests/bench/bench_delete.py
 	$(PY) tests/bench/bench_grading_load.py

@@ -6,6 +6,23 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 PARAMETER = re.compile(r"<(?:(\w+):)?(\w+)>")
 
+# Values for the parameters that name no row a sweep's fixture makes (an id that need
+# not exist: the page answers 404, which a sweep accepts).
+PLACEHOLDERS = {
+    "app_label": "judgements",
+    "uidb64": "MQ",
+    "token": "set-password",
+    "content_type_id": "1",
+    "url": "x",
+    "kind": "queries",
+    "job_id": "6f1c2a3e-0000-4000-8000-000000000000",
+    "judge_id": "1",
+    "run_id": "1",
+    "endpoint_id": "1",
+    "capture_id": "1",
+    "schedule_id": "1",
+}
+
 
 def routes() -> list[str]:
     """Each route's pattern text (``api/result-lists/<id:pk>/``), without the regex

@@ -94,6 +94,9 @@ class TryReport:
     def mean_difference(self) -> float:
         return self.difference or 0.0
 
+    # A try is compared over the queries both lists returned: none is missing from either.
+    missing_a = missing_b = 0
+
 
 def try_evaluate(capture: Capture, spec: MetricSpec | None = None) -> TryReport:
     """The try's NDCG per query and mean, against its baseline when it has one."""

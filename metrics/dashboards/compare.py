@@ -203,7 +203,7 @@ def comparison_gate(comparison: Comparison, spec: MetricSpec, *, max_drop: float
     change = comparison.mean_difference
     moved = (
         f"Mean {spec.label} {'fell' if change < 0 else 'rose'} by {abs(change):.4f} "
-        f"({comparison.mean_a:.4f} to {comparison.mean_b:.4f}) over {compared(comparison)}: "
+        f"({comparison.mean_a:.4f} to {comparison.mean_b:.4f}) over {compared(comparison, spec)}: "
         f"{comparison.losses} lost, {comparison.wins} gained, "
         f"{comparison.ties} tied; p = {comparison.test.p_value:.3g}."
     )
@@ -212,9 +212,9 @@ def comparison_gate(comparison: Comparison, spec: MetricSpec, *, max_drop: float
     return Gate(max_drop, passed, f"{moved} The drop allowed is {max_drop:g}: {verdict} it.")
 
 
-def compared(comparison: Comparison) -> str:
+def compared(comparison: Comparison, spec: MetricSpec) -> str:
     """Which queries the means are over, in a few words."""
-    if comparison.a.mean_over == "judged":
+    if spec.mean_over == "judged":
         return f"{comparison.queries} queries in common"
     return (
         f"all {comparison.queries} queries (mean over all: A did not return "

@@ -6,6 +6,7 @@ definitions in metrics.core.
 """
 
 import inspect
+import math
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from metrics.core import (
 )
 from metrics.core.stats import bootstrap_mean_ci
 from metrics.registry import MetricSpec
+from searchlogs.models import QueryTraffic
 
 # The spec's parameters that core's ndcg() takes by the same name: a parameter added to
 # both (the spec and the core) reaches the oracle without a change here.
@@ -78,23 +80,43 @@ def unreturned(result_list, spec: MetricSpec, as_of) -> list[dict]:
     judged = {query for query, _ in consensus(result_list.project, spec, as_of)}
     zero = dict.fromkeys(("ndcg", "average_precision", "reciprocal_rank", "err"), 0.0)
     row = {**zero, "precision": 0.0 if spec.k else None, "judged": 0, "retrieved": 0}
-    return [{**row, "idcg": None, "graded": True} for _ in judged - returned]
+    return [{**row, "idcg": None, "graded": True, "id": query} for query in judged - returned]
 
 
-def _mean(values: list[float]) -> float | None:
-    return float(np.mean(values)) if values else None
+def traffic(project) -> dict[int, float]:
+    """Each query's traffic kept from the search log (weight=traffic), read row by row."""
+    return {row.query_id: float(row.impressions) for row in QueryTraffic.objects.filter(
+        project=project
+    )}  # fmt: skip
 
 
-def summary(values: dict[int, dict], spec: MetricSpec, missing: list[dict] = ()) -> dict:
+def _mean(values: list[float], weights: list[float] | None = None) -> float | None:
+    """The plain mean, or with ``weights`` sum(weight * value) / sum(weight), 0.0 when
+    every weight is 0 (metrics.core.aggregate.query_mean's rule)."""
+    if not values:
+        return None
+    if weights is None:
+        return float(np.mean(values))
+    total = math.fsum(weights)
+    return math.fsum(w * v for w, v in zip(weights, values, strict=True)) / total if total else 0.0
+
+
+def summary(
+    values: dict[int, dict], spec: MetricSpec, missing: list[dict] = (), traffic=None
+) -> dict:
     """The mean of each measure, coverage, zero-IDCG count and the mean's interval
-    (``missing``: the rows of ``unreturned``)."""
-    counted = [row for _, row in sorted(values.items()) if counts(row, spec)] + list(missing)
+    (``missing``: the rows of ``unreturned``; ``traffic``: each query's weight when
+    ``spec.weight`` is "traffic", 0 for a query without)."""
+    ids = [query for query, row in sorted(values.items()) if counts(row, spec)]
+    counted = [values[query] for query in ids] + list(missing)
+    ids += [row["id"] for row in missing]
+    weights = [traffic.get(query, 0.0) for query in ids] if spec.weight == "traffic" else None
     ndcg_values = np.array([row["ndcg"] for row in counted])
     interval = bootstrap_mean_ci(ndcg_values, confidence=0.95, n_resamples=1000, seed=0)
     names = ("ndcg", "average_precision", "reciprocal_rank", "err")
     # No query counts before the first grade (judged mean): then there is no mean.
-    means = {name: _mean([row[name] for row in counted]) for name in names}
-    means["precision"] = _mean([row["precision"] for row in counted]) if spec.k else None
+    means = {name: _mean([row[name] for row in counted], weights) for name in names}
+    means["precision"] = _mean([row["precision"] for row in counted], weights) if spec.k else None
     # Coverage is judged@k over every query the list returned, as the overview draws it.
     judged = sum(row["judged"] for row in values.values())
     retrieved = sum(row["retrieved"] for row in values.values())

@@ -11,6 +11,7 @@ from judgements.models import ResultList
 from metrics import refresh
 from metrics.forms import SPEC_FIELDS
 from metrics.registry import MetricSpec, project_spec
+from searchlogs.models import QueryTraffic
 from tests.api import metrics_oracle
 from tests.api.conftest import NOV
 
@@ -42,7 +43,8 @@ def metrics_of(client, result_list, spec: MetricSpec, **more) -> dict:
 def assert_equals_oracle(body: dict, result_list, spec: MetricSpec, as_of) -> None:
     expected = metrics_oracle.per_query(result_list, spec, as_of)
     missing = metrics_oracle.unreturned(result_list, spec, as_of)
-    overall = metrics_oracle.summary(expected, spec, missing)
+    traffic = metrics_oracle.traffic(result_list.project)
+    overall = metrics_oracle.summary(expected, spec, missing, traffic)
     assert body["spec"] == {**spec.as_dict(), "name": spec.name, "label": spec.label}
     assert body["queries"] == overall["queries"]
     assert body["mean"] == pytest.approx(overall["means"]["ndcg"], abs=1e-12)
@@ -60,6 +62,12 @@ def assert_equals_oracle(body: dict, result_list, spec: MetricSpec, as_of) -> No
 
 def test_every_parameter_combination_equals_the_core_one_query_at_a_time(charlie, shop):
     prod = shop.result_lists.get(name="prod")
+    # Traffic for weight=traffic: every query but the last, each its own weight.
+    queries = list(shop.queries.order_by("pk"))
+    QueryTraffic.objects.bulk_create(
+        QueryTraffic(project=shop, query=query, impressions=7 + 5 * i, stratum="top", drawn_at=NOV)
+        for i, query in enumerate(queries[:-1])
+    )
     now = dt.datetime.now(dt.UTC)
     for spec in every_spec():
         assert_equals_oracle(metrics_of(charlie, prod, spec), prod, spec, now)

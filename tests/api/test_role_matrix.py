@@ -5,18 +5,24 @@ own judgements, take her next pair and post answers; everything else is 403. An
 analyst (charlie) may use everything. dave, with no role, gets 403 everywhere.
 """
 
+import json
+
 import pytest
 from django.urls import get_resolver
 
-from judgements.models import Job, Project
+from judgements.engines.capture import capture_start
+from judgements.engines.schedules import schedule_create
+from judgements.models import Capture, Job, Project
 from judgements.projects import settings_fields
 from tests.api.conftest import NOV, upload
-from tests.factories import ResultListFactory
+from tests.engines.conftest import MULTI_MATCH, make_endpoint
+from tests.engines.engine_server import EngineServer
+from tests.factories import QueryFactory, ResultListFactory
 
 OK = {"GET": 200, "POST": 201, "PUT": 200, "PATCH": 200, "DELETE": 202}
 
 
-def endpoints(project, result_list, query, document, job):
+def endpoints(project, result_list, query, document, job, engine):
     """(name, method, path, form) for every API operation."""
     slug, run = project.slug, result_list.pk
     qid = query.pk
@@ -77,6 +83,41 @@ def endpoints(project, result_list, query, document, job):
         ("query-working", "GET", f"/api/result-lists/{run}/queries/{qid}/working/", None),
         ("result-list-unjudged", "GET", f"/api/result-lists/{run}/unjudged/", None),
         ("compare", "GET", f"/api/projects/{slug}/compare/?b={run}&max_drop=0.01", None),
+        *engine_operations(slug, engine),
+    ]
+
+
+def engine_operations(slug, engine):
+    """The search engines' operations, on the setting's endpoint, its finished try and
+    its schedule."""
+    endpoint, capture, schedule = engine
+    new = {
+        "name": "new",
+        "kind": "elasticsearch",
+        "base_url": endpoint.base_url,
+        "index": "cranfield",
+        "template": json.dumps(MULTI_MATCH),
+    }
+    at, try_at, every = (f"/api/{kind}/{pk}/" for kind, pk in (
+        ("endpoints", endpoint.pk), ("captures", capture.pk), ("schedules", schedule.pk)
+    ))  # fmt: skip
+    return [
+        ("endpoints", "GET", f"/api/projects/{slug}/endpoints/", None),
+        ("endpoints", "POST", f"/api/projects/{slug}/endpoints/", new),
+        ("endpoint", "GET", at, None),
+        ("endpoint", "PATCH", at, {"name": "renamed"}),
+        ("endpoint", "DELETE", at, None),
+        ("endpoint-templates", "POST", at + "templates/", {"body": json.dumps(MULTI_MATCH)}),
+        ("endpoint-captures", "POST", at + "captures/", {"name": "captured"}),
+        ("endpoint-schedules", "GET", at + "schedules/", None),
+        ("endpoint-schedules", "POST", at + "schedules/", {"every": "weekly"}),
+        ("endpoint-live", "GET", at + "live/?query=tent", None),
+        ("capture", "GET", try_at, None),
+        ("capture", "DELETE", try_at, None),
+        ("capture-keep", "POST", try_at + "keep/", {"name": "kept"}),
+        ("schedule", "GET", every, None),
+        ("schedule", "PATCH", every, {"paused": True}),
+        ("schedule", "DELETE", every, None),
     ]
 
 
@@ -102,24 +143,52 @@ def call(client, name, method, path, form, query):
     return client.post(path, data, format="multipart")
 
 
+@pytest.fixture(scope="module")
+def engine_server():
+    server = EngineServer(flavour="elasticsearch", index="cranfield").start()
+    yield server
+    server.stop()
+
+
 @pytest.fixture
-def setting(query_with_hits):
+def setting(query_with_hits, analyst, engine_server, settings, django_capture_on_commit_callbacks):
     first = query_with_hits.hits.get(rank=1)
     project = query_with_hits.project
     job = Job.objects.create(kind=Job.Kind.QUERIES, label="queries.csv", project=project)
     # A second list, so that a comparison has a baseline.
     ResultListFactory(project=project, name="baseline", captured_at=NOV)
-    return project, first.result_list, query_with_hits, first.document, job
+    # A search endpoint on the test engine (allowed on 127.0.0.1, as an operator would),
+    # a try it ran to the end and a schedule.
+    settings.OUTBOUND_ALLOW, settings.SEARCH_ENDPOINT_ALLOW = ["127.0.0.1"], []
+    endpoint = make_endpoint(project, engine_server, analyst)
+    # The engine holds Cranfield's abstracts: a query it has hits for.
+    flow = QueryFactory(project=project, text="boundary layer flow")
+    with django_capture_on_commit_callbacks(execute=True):
+        tried = capture_start(
+            endpoint=endpoint, user=analyst, kind=Capture.Kind.TRY, query_ids=[flow.pk]
+        )
+    tried.refresh_from_db()
+    assert tried.status == Capture.Status.DONE, tried.error
+    schedule = schedule_create(endpoint=endpoint, expression="0 3 * * 1", user=analyst)
+    engine = (endpoint, tried, schedule)
+    return project, first.result_list, query_with_hits, first.document, job, engine
 
 
 PERSONAS = ["anonymous", "dave", "alice", "charlie"]
+
+
+# What an analyst's call answers where it is not OK[method]: the deletions of an
+# endpoint, a capture and a schedule answer 204 (nothing is left to poll); a capture
+# answers 202 (it runs in a task: poll its url).
+ANALYST_GETS = {"endpoint DELETE": 204, "capture DELETE": 204, "schedule DELETE": 204}
+ANALYST_GETS["endpoint-captures"] = 202
 
 
 def expected(persona: str, name: str, method: str) -> int:
     if persona == "anonymous":
         return 401
     if persona == "charlie":
-        return OK[method]
+        return ANALYST_GETS.get(operation_key(name, method), OK[method])
     if persona == "alice" and name in RATER_MAY:
         return OK[method] if method == "GET" or name not in RATER_MAY_ONLY_READ else 403
     return 403
@@ -133,13 +202,20 @@ OPERATIONS = [
     "judgements-export", "grades-export", "consensus-export", "search-log-import",
     "search-log-metrics", "search-log-metrics-export", "result-list-metrics",
     "result-list-series", "query-series", "query-working", "result-list-unjudged", "compare",
+    "endpoints", "endpoints POST", "endpoint", "endpoint PATCH", "endpoint DELETE",
+    "endpoint-templates", "endpoint-captures", "endpoint-schedules",
+    "endpoint-schedules POST", "endpoint-live", "capture", "capture DELETE", "capture-keep",
+    "schedule", "schedule PATCH", "schedule DELETE",
 ]  # fmt: skip
+# The operations whose URL takes several methods, of which more than one is in the matrix.
+SEVERAL_METHODS = {"projects", "project", "endpoints", "endpoint", "endpoint-schedules"}
+SEVERAL_METHODS |= {"capture", "schedule"}
 
 
 def operation_key(name: str, method: str) -> str:
     """How OPERATIONS names an operation: its URL name, and the method where that URL
     takes several that change something."""
-    return f"{name} {method}" if name in ("projects", "project") and method != "GET" else name
+    return f"{name} {method}" if name in SEVERAL_METHODS and method != "GET" else name
 
 
 @pytest.mark.parametrize("persona", PERSONAS)
@@ -190,7 +266,7 @@ def test_an_analyst_reads_every_raters_events(client_as, analyst, judged):
 def test_a_rater_outside_a_projects_named_raters_may_not_rate_it(
     client_as, rater, other_rater, setting
 ):
-    project, _, query, document, _ = setting
+    project, _, query, document, *_ = setting
     project.raters.add(other_rater)
     alice = client_as(rater)
     assert alice.get("/api/projects/").json()["results"] == []

@@ -88,15 +88,7 @@ def valid_values(judged) -> dict[str, str]:
         "result_list_id": str(result_list.pk),
         "query_id": str(judged.pk),
         "object_id": str(judgement.pk),
-        "app_label": "judgements",
-        "uidb64": "MQ",
-        "token": "set-password",
-        "content_type_id": "1",
-        "url": "x",
-        "kind": "queries",
-        "job_id": "6f1c2a3e-0000-4000-8000-000000000000",
-        "judge_id": "1",
-        "run_id": "1",
+        **routes.PLACEHOLDERS,
     }
 
 
