@@ -12,6 +12,7 @@ from django.urls import get_resolver
 
 from judgements.engines.capture import capture_start
 from judgements.engines.schedules import schedule_create
+from judgements.machine.services import machine_judge_create
 from judgements.models import Capture, Job, Project
 from judgements.projects import settings_fields
 from tests.api.conftest import NOV, upload
@@ -22,11 +23,12 @@ from tests.factories import QueryFactory, ResultListFactory
 OK = {"GET": 200, "POST": 201, "PUT": 200, "PATCH": 200, "DELETE": 202}
 
 
-def endpoints(project, result_list, query, document, job, engine):
+def endpoints(project, result_list, query, document, job, engine, judge):
     """(name, method, path, form) for every API operation."""
     slug, run = project.slug, result_list.pk
     qid = query.pk
     settings = {name: getattr(project, name) for name in settings_fields()}
+    new_judge = {"name": "New judge", "base_url": judge.base_url, "model": "m"}
     return [
         ("projects", "GET", "/api/projects/", None),
         ("projects", "POST", "/api/projects/", {"name": "New", "slug": "new-project"}),
@@ -84,6 +86,10 @@ def endpoints(project, result_list, query, document, job, engine):
         ("result-list-unjudged", "GET", f"/api/result-lists/{run}/unjudged/", None),
         ("compare", "GET", f"/api/projects/{slug}/compare/?b={run}&max_drop=0.01", None),
         *engine_operations(slug, engine),
+        ("judges", "GET", f"/api/projects/{slug}/judges/", None),
+        ("judges", "POST", f"/api/projects/{slug}/judges/", new_judge),
+        ("judge", "GET", f"/api/judges/{judge.pk}/", None),
+        ("judge-key", "PUT", f"/api/judges/{judge.pk}/key/", {"api_key_env": "RJ_JUDGE_KEY_X"}),
     ]
 
 
@@ -171,7 +177,9 @@ def setting(query_with_hits, analyst, engine_server, settings, django_capture_on
     assert tried.status == Capture.Status.DONE, tried.error
     schedule = schedule_create(endpoint=endpoint, expression="0 3 * * 1", user=analyst)
     engine = (endpoint, tried, schedule)
-    return project, first.result_list, query_with_hits, first.document, job, engine
+    # A machine judge (its base URL allowed as the endpoint's is).
+    judge = machine_judge_create(project=project, name="J", base_url=endpoint.base_url, model="m")
+    return project, first.result_list, query_with_hits, first.document, job, engine, judge
 
 
 PERSONAS = ["anonymous", "dave", "alice", "charlie"]
@@ -206,10 +214,11 @@ OPERATIONS = [
     "endpoint-templates", "endpoint-captures", "endpoint-schedules",
     "endpoint-schedules POST", "endpoint-live", "capture", "capture DELETE", "capture-keep",
     "schedule", "schedule PATCH", "schedule DELETE",
+    "judges", "judges POST", "judge", "judge-key",
 ]  # fmt: skip
 # The operations whose URL takes several methods, of which more than one is in the matrix.
 SEVERAL_METHODS = {"projects", "project", "endpoints", "endpoint", "endpoint-schedules"}
-SEVERAL_METHODS |= {"capture", "schedule"}
+SEVERAL_METHODS |= {"capture", "schedule", "judges"}
 
 
 def operation_key(name: str, method: str) -> str:
