@@ -203,12 +203,12 @@ def test_a_project_being_deleted_is_named_as_such_while_queued_and_running(proje
     assert not Project.objects.filter(pk__in=jobs.projects_being_deleted()).exists()
 
 
-def test_a_stalled_deletion_no_longer_hides_its_project(project, analyst):
+def test_a_deletion_that_lost_its_worker_no_longer_hides_its_project(project, analyst):
     job = jobs.project_delete_start(project=project, user=analyst)
-    silent = timezone.now() - dt.timedelta(seconds=jobs.STALLED_AFTER + 1)
-    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, updated_at=silent)
+    ended = timezone.now() - dt.timedelta(seconds=1)
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, lease_until=ended)
     job.refresh_from_db()
-    assert jobs.job_stalled(job)
+    assert job.worker_lost
     assert jobs.deleting(project) is None
     assert not Project.objects.filter(pk__in=jobs.projects_being_deleted()).exists()
 
