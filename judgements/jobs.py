@@ -202,7 +202,8 @@ def job_execute(job_id) -> str:
     job = Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).first()
     if job is None:
         return "missing"
-    _save(job, status=Job.Status.RUNNING, started_at=timezone.now(), lease_until=leases.lease_end())
+    started = {"started_at": timezone.now(), "lease_until": leases.lease_end()}
+    _save(job, status=Job.Status.RUNNING, **started)
     with leases.graceful_stop() as stopping, leases.Heartbeat(_renew(job), name=f"job {job.pk}"):
         return _execute(job, JobProgress(job, stage="Reading the file", stopping=stopping))
 

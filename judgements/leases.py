@@ -101,7 +101,6 @@ def graceful_stop() -> Iterator[threading.Event]:
         return
 
     def stop(number, frame) -> None:
-        logger.warning("Told to stop (%s): handing the current work back", signal.strsignal(number))
         stopping.set()
         previous[number](number, frame)
 
