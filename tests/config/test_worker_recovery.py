@@ -204,7 +204,7 @@ def test_a_stopped_worker_hands_its_import_back_and_the_next_one_runs_it(
     assert JobUpload.objects.filter(job_id=job.pk).exists()  # Kept for the next worker.
     assert not Query.objects.filter(project=project).exists()
     queued = DBTaskResult.objects.filter(task_path__endswith="job_run", status="READY")
-    assert [task.args for task in queued] == [[str(job.pk)]]
+    assert [task.args_kwargs["args"] for task in queued] == [[str(job.pk)]]
 
     second = workers()
     wait_for(lambda: Job.objects.get(pk=job.pk).finished, 30, second, "the job runs again")
@@ -281,9 +281,9 @@ def test_a_run_whose_worker_is_killed_resumes_on_another_and_finishes(
     run.refresh_from_db()
     assert run.reason.startswith(f"Its worker stopped at {at_kill} of 20 pairs: no heartbeat")
     assert f"Its {claimed} claimed pairs were handed back" in run.reason, run.reason
-    assert_finished_once_each(judge, run)
     page = charlie.get(judge.get_absolute_url())
-    assert b"run-worker-lost" not in page.content and b"handed back" in page.content
+    assert b"run-worker-lost" not in page.content and b"were handed back" in page.content
+    assert_finished_once_each(judge, run)
 
 
 def test_a_stopped_worker_records_its_pairs_in_flight_and_hands_the_run_back(
@@ -305,7 +305,7 @@ def test_a_stopped_worker_records_its_pairs_in_flight_and_hands_the_run_back(
     assert len(slow_model.requests) == run.answered == machine_events(judge).count()
     assert run.reason.startswith(f"Handed back by a stopping worker at {run.answered} of 20")
     queued = DBTaskResult.objects.filter(task_path__endswith="machine_run_task", status="READY")
-    assert [task.args for task in queued] == [[run.pk]]
+    assert [task.args_kwargs["args"] for task in queued] == [[run.pk]]
 
     second = workers()
     wait_for(
