@@ -72,8 +72,8 @@ class Heartbeat:
                 try:
                     with connection.cursor() as cursor:
                         self.renew(cursor)
-                except DatabaseError:
-                    logger.warning("The lease of %s was not renewed", self.name, exc_info=True)
+                except DatabaseError as error:
+                    logger.warning("The lease of %s was not renewed: %s", self.name, _line(error))
                     connection.close()
         finally:
             connection.close()
@@ -146,8 +146,8 @@ class Recoverer:
             while True:
                 try:
                     recovered = recover_abandoned()
-                except DatabaseError:
-                    logger.warning("Abandoned work could not be looked for", exc_info=True)
+                except DatabaseError as error:
+                    logger.warning("Abandoned work could not be looked for: %s", _line(error))
                     connection.close()
                 else:
                     if any(recovered.values()):
@@ -156,6 +156,10 @@ class Recoverer:
                     return
         finally:
             connection.close()
+
+
+def _line(error: Exception) -> str:
+    return (str(error).strip() or type(error).__name__).splitlines()[0]
 
 
 def stopped_at(when: dt.datetime | None) -> str:
