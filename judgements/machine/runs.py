@@ -258,6 +258,10 @@ class _Context:
         """The heartbeat: the run's lease, and this task's claims in flight."""
         with self.held_lock:
             items, tokens = list(self.held), [str(token) for token in self.held.values()]
+        # A claim holds the run's row for a moment; a transaction around the whole run
+        # (the demo's, in load_demo) could hold it for good: give up after a second
+        # rather than wait on it, and beat again later.
+        cursor.execute("SET lock_timeout = '1s'")
         cursor.execute(RENEW_SQL, {"run": self.run_id, "lease_until": leases.lease_end()})
         if items:
             cursor.execute(
