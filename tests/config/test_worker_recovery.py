@@ -152,6 +152,8 @@ def test_an_import_whose_worker_is_killed_fails_saying_where_it_stopped(
     assert page.status_code == 200
     assert b"Its worker stopped" in page.content
     assert b"The worker running this job stopped" in page.content
+    status = charlie.get(reverse("api:job", args=[job.pk])).json()
+    assert (status["status"], status["worker_lost"]) == ("running", True)
     assert Job.objects.get(pk=job.pk).status == Job.Status.RUNNING  # The page wrote nothing.
 
     second = workers()
