@@ -71,9 +71,6 @@ def _values(project, query) -> dict[str, str]:
         "job_id": "6f1c2a3e-0000-4000-8000-000000000000",
         "judge_id": "1",
         "run_id": "1",
-        "endpoint_id": "1",
-        "capture_id": "1",
-        "schedule_id": "1",
     }
 
 
