@@ -175,6 +175,10 @@ TASKS = {"default": {"BACKEND": TASK_BACKENDS[os.getenv("TASKS_BACKEND", "immedi
 # Uploads larger than this (pages and API) are imported by a background task, so that
 # the request returns at once however long the import takes; smaller ones in the request.
 UPLOAD_BACKGROUND_BYTES = envint("UPLOAD_BACKGROUND_BYTES", str(4 << 20))
+# A task running a job or a machine judge's run renews a lease on its row every third of
+# this many seconds; once it has run out, the worker is taken for dead and every task
+# worker recovers the work (judgements/leases.py). Tests set it short.
+TASK_LEASE_SECONDS = float(os.getenv("TASK_LEASE_SECONDS", "30"))
 
 # Hosts search endpoints may name (judgements/engines/safety.py): host names,
 # *.domain, addresses or CIDR networks; empty: any the outbound policy allows. It only

@@ -24,7 +24,7 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 
 from config.api.errors import import_errors
-from judgements import bulk
+from judgements import bulk, leases
 from judgements.derived import pairs
 from judgements.importers import ImportRejected, LineError
 from judgements.importers.progress import ProgressBar
@@ -35,8 +35,6 @@ logger = logging.getLogger(__name__)
 
 BLOCK_BYTES = 1 << 20
 ACTIVE = (Job.Status.QUEUED, Job.Status.RUNNING)
-# A running job that has not reported for this long has lost its worker.
-STALLED_AFTER = 600
 
 
 def job_start(
@@ -147,10 +145,15 @@ class JobProgress(ProgressBar):
     written through a second connection in autocommit, so that it shows at once.
     """
 
-    def __init__(self, job: Job, *, stage: str = ""):
+    def __init__(self, job: Job, *, stage: str = "", stopping=None):
         super().__init__(None, total=job.total)
         self.job_id, self.stage = job.pk, stage
         self.side = None
+        self.stopping = stopping
+
+    def add(self, amount: int) -> None:
+        self._stop_if_asked()
+        super().add(amount)
 
     def _draw(self, now: float) -> None:
         self.write(done=self.done, stage=self.stage)
@@ -158,7 +161,14 @@ class JobProgress(ProgressBar):
     def finish(self) -> None:
         self.set_stage("Writing to the database")
 
+    def _stop_if_asked(self) -> None:
+        """Each report is a point where the work may stop: its worker was told to stop
+        (leases.graceful_stop), so the job hands itself back, rolled back."""
+        if self.stopping is not None and self.stopping.is_set():
+            raise leases.StopRequested
+
     def set_stage(self, stage: str, *, done: int | None = None) -> None:
+        self._stop_if_asked()
         self.stage = stage
         if done is not None:
             self.done = done
@@ -192,10 +202,32 @@ def job_execute(job_id) -> str:
     job = Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).first()
     if job is None:
         return "missing"
-    _save(job, status=Job.Status.RUNNING, started_at=timezone.now())
-    progress = JobProgress(job, stage="Reading the file")
+    started = {"started_at": timezone.now(), "lease_until": leases.lease_end()}
+    _save(job, status=Job.Status.RUNNING, **started)
+    with leases.graceful_stop() as stopping, leases.Heartbeat(_renew(job), name=f"job {job.pk}"):
+        return _execute(job, JobProgress(job, stage="Reading the file", stopping=stopping))
+
+
+def _renew(job: Job):
+    def renew(cursor) -> None:
+        # As the progress reports: a row held by anything else is left to the next beat.
+        cursor.execute(
+            "UPDATE judgements_job SET lease_until = %s WHERE id = ("
+            "SELECT id FROM judgements_job WHERE id = %s AND status = 'running' "
+            "FOR UPDATE SKIP LOCKED)",
+            [leases.lease_end(), job.pk],
+        )
+
+    return renew
+
+
+def _execute(job: Job, progress: JobProgress) -> str:
+    handed_back = False
     try:
         result = RUNNERS.get(job.kind, _run_upload)(job, progress)
+    except leases.StopRequested:
+        handed_back = True
+        _hand_back(job)
     except ImportRejected as rejected:
         _finish(job, Job.Status.FAILED, errors=import_errors(rejected))
     except ValidationError as error:
@@ -208,8 +240,20 @@ def job_execute(job_id) -> str:
         _finish(job, Job.Status.DONE, result=result)
     finally:
         progress.close()
-        JobUpload.objects.filter(job_id=job.pk).delete()
+        if not handed_back:
+            JobUpload.objects.filter(job_id=job.pk).delete()
     return job.status
+
+
+def _hand_back(job: Job) -> None:
+    """Queue the job again, its upload kept: its worker is stopping (a deploy) and its
+    transaction rolled back, so the next worker runs it from the start."""
+    from judgements.tasks import job_run
+
+    fields = {"status": Job.Status.QUEUED, "started_at": None, "done": 0, "lease_until": None}
+    _save(job, stage="Handed back by a stopping worker: waiting for the next one", **fields)
+    job_run.enqueue(str(job.pk))
+    logger.warning("Job %s was handed back by its stopping worker and queued again", job.pk)
 
 
 def _error(message: str) -> dict:
@@ -226,6 +270,7 @@ def _save(job: Job, **fields) -> None:
 def _finish(job: Job, status: str, *, result=None, errors=None) -> None:
     done = job.total if status == Job.Status.DONE else job.done
     fields = {"status": status, "finished_at": timezone.now(), "done": done, "stage": ""}
+    fields["lease_until"] = None
     _save(job, result=result or {}, errors=errors or [], **fields)
 
 
@@ -275,10 +320,10 @@ def result_list_delete_start(*, result_list: ResultList, user) -> Job:
 
 
 def _project_deletions():
-    """Deletions queued or running; one that stalled (its worker died) does not count,
-    or its project would stay hidden, and undeletable, for good."""
-    fresh = timezone.now() - dt.timedelta(seconds=STALLED_AFTER)
-    running = Q(status=Job.Status.RUNNING, updated_at__gte=fresh)
+    """Deletions queued or running; one whose worker was lost (its lease ran out) does
+    not count, or its project would stay hidden until a worker recovers the job."""
+    lease = Q(lease_until__isnull=True) | Q(lease_until__gte=timezone.now())
+    running = Q(status=Job.Status.RUNNING) & lease
     jobs = Job.objects.filter(kind=Job.Kind.DELETE_PROJECT)
     return jobs.filter(Q(status=Job.Status.QUEUED) | running)
 
@@ -340,8 +385,45 @@ RUNNERS = {
 }
 
 
-def job_stalled(job: Job) -> bool:
-    """Whether a running job has stopped reporting: its worker has likely died."""
-    if job.status != Job.Status.RUNNING:
-        return False
-    return (timezone.now() - job.updated_at).total_seconds() > STALLED_AFTER
+# The running jobs whose lease has run out, each locked (a row a live task holds, as it
+# renews the lease or reports, is left to the next look).
+ABANDONED_JOBS_SQL = """
+SELECT id FROM judgements_job
+WHERE status = 'running' AND lease_until < %s
+ORDER BY lease_until
+FOR UPDATE SKIP LOCKED
+"""
+
+
+def jobs_recover() -> int:
+    """End as failed each running job whose worker was lost (its lease ran out), saying
+    where it stopped; its upload is deleted. Returns how many (see judgements.leases)."""
+    recovered = 0
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(ABANDONED_JOBS_SQL, [timezone.now()])
+            ids = [row[0] for row in cursor.fetchall()]
+        for job in Job.objects.filter(pk__in=ids):
+            _finish(job, Job.Status.FAILED, errors=[_error(lost_reason(job))])
+            JobUpload.objects.filter(job_id=job.pk).delete()
+            if job.kind == Job.Kind.DELETE_PROJECT:
+                _project_keep(job)
+            logger.warning("Job %s lost its worker: ended as failed", job.pk)
+            recovered += 1
+    return recovered
+
+
+def lost_reason(job: Job) -> str:
+    """Why a job whose worker was lost failed: where it stopped, and since when."""
+    where = f"at {job.percent} %" if job.percent is not None else "before its end"
+    if job.stage:
+        where += f" ({job.stage})"
+    since = job.lease_until - dt.timedelta(seconds=leases.lease_seconds())
+    nothing = "deleted" if job.kind in DELETIONS else "imported"
+    return (
+        f"Its worker stopped {where}: no heartbeat since {leases.stopped_at(since)}. "
+        f"Nothing was {nothing}: the job ran in one transaction, which ended with its worker."
+    )
+
+
+DELETIONS = (Job.Kind.DELETE_PROJECT, Job.Kind.DELETE_RESULT_LIST)

@@ -98,12 +98,17 @@ class JobSerializer(serializers.ModelSerializer):
     errors = serializers.ListField(
         child=serializers.DictField(), help_text='[{"field", "line", "message"}], once failed.'
     )
+    worker_lost = serializers.BooleanField(
+        read_only=True,
+        help_text="Running, but its worker stopped renewing its lease: a worker ends it as "
+        "failed shortly, saying where it stopped (judgements/leases.py).",
+    )
 
     class Meta:
         model = Job
         fields = [
             "id", "kind", "status", "label", "project", "stage", "done", "total", "percent",
-            "result", "errors", "created_at", "started_at", "finished_at", "url",
+            "result", "errors", "created_at", "started_at", "finished_at", "worker_lost", "url",
         ]  # fmt: skip
 
     def get_url(self, job: Job) -> str:

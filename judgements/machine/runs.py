@@ -8,12 +8,16 @@ model. A thread claims one item under the run row's lock, so that the items in f
 over every task never exceed the judge's concurrency and no two threads hold the same
 pair; it records the answer only while its claim still stands (a claim abandoned by a
 dead worker is taken over once its lease ends, and the late answer is then dropped).
+Each task renews the run's lease and its own claims' from a heartbeat thread; a run
+whose every task died is resumed by a worker (``runs_recover``), and a task told to stop
+finishes its pairs in flight and queues the run again (judgements.leases).
 Every answer is an event of source "machine": a grade, or a can't tell whose note says
 why no grade came back.
 """
 
 import datetime as dt
 import logging
+import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -24,6 +28,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
 
+from judgements import leases
 from judgements.machine import client as model_client
 from judgements.machine.demo import demo_reply
 from judgements.machine.prompting import Pair, prompt_version, render
@@ -153,15 +158,78 @@ def machine_run_work(run_id: int) -> str:
         )
         return MachineRun.Status.PAUSED
     context = _Context(judge, client, run.pk)
-    if judge.demo:
-        # The demo rule asks no server: one loop in this thread, on its connection (and
-        # inside the caller's transaction, as load_demo's tests hold one).
-        _loop(context)
-        return MachineRun.objects.values_list("status", flat=True).get(pk=run.pk)
-    with ThreadPoolExecutor(max_workers=judge.concurrency) as pool:
-        for future in [pool.submit(_thread, context) for _ in range(judge.concurrency)]:
-            future.result()
+    MachineRun.objects.filter(pk=run.pk, status=MachineRun.Status.RUNNING).update(
+        lease_until=leases.lease_end()
+    )
+    with (
+        leases.graceful_stop() as context.stopping,
+        leases.Heartbeat(context.renew, name=f"run {run.pk}"),
+    ):
+        if judge.demo:
+            # The demo rule asks no server: one loop in this thread, on its connection (and
+            # inside the caller's transaction, as load_demo's tests hold one).
+            _loop(context)
+        else:
+            with ThreadPoolExecutor(max_workers=judge.concurrency) as pool:
+                for future in [pool.submit(_thread, context) for _ in range(judge.concurrency)]:
+                    future.result()
+    if context.stopping.is_set():
+        _hand_back(run.pk)
     return MachineRun.objects.values_list("status", flat=True).get(pk=run.pk)
+
+
+@transaction.atomic
+def _hand_back(run_id: int) -> None:
+    """Queue a running run again for the next worker: this one is stopping (a deploy),
+    and its threads have recorded the pairs they were asking about."""
+    run = MachineRun.objects.select_for_update().filter(pk=run_id).first()
+    if run is None or run.status != MachineRun.Status.RUNNING:
+        return
+    run.lease_until = None  # Waiting for a task; the run's other tasks renew it.
+    run.reason = (
+        f"Handed back by a stopping worker at {run.answered} of {run.total} pairs "
+        "and queued again for the next one."
+    )
+    run.save(update_fields=["lease_until", "reason"])
+    _enqueue(run, 1)
+    logger.warning("Run %s was handed back by its stopping worker and queued again", run.pk)
+
+
+# The runs still running whose lease has run out, each locked (a run whose row a live
+# task holds, to claim a pair, is left to the next look).
+ABANDONED_RUNS_SQL = """
+SELECT id FROM judgements_machinerun
+WHERE status = 'running' AND lease_until < %s
+ORDER BY lease_until
+FOR UPDATE SKIP LOCKED
+"""
+
+
+def runs_recover() -> int:
+    """Resume each running run whose tasks all died (its lease ran out): its claims are
+    handed back (their answers never came) and a task is queued for it; the pairs
+    answered stay answered. Returns how many (see judgements.leases)."""
+    recovered = 0
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(ABANDONED_RUNS_SQL, [timezone.now()])
+            ids = [row[0] for row in cursor.fetchall()]
+        for run in MachineRun.objects.filter(pk__in=ids):
+            claimed = run.items.filter(status=MachineRunItem.Status.CLAIMED).update(
+                status=MachineRunItem.Status.PENDING, claim=None, claimed_at=None
+            )
+            since = run.lease_until - dt.timedelta(seconds=leases.lease_seconds())
+            run.reason = (
+                f"Its worker stopped at {run.answered} of {run.total} pairs: no heartbeat "
+                f"since {leases.stopped_at(since)}. Its {claimed} claimed pairs were handed "
+                "back and the run was queued again."
+            )
+            run.lease_until = None
+            run.save(update_fields=["reason", "lease_until"])
+            _enqueue(run, 1)
+            logger.warning("Run %s lost its worker; %d claims handed back", run.pk, claimed)
+            recovered += 1
+    return recovered
 
 
 class _Context:
@@ -171,7 +239,45 @@ class _Context:
         self.scale, self.guidelines = project.scale, project.guidelines
         self.grades = project.grade_values
         self.version = prompt_version(judge.prompt_template)
-        self.lease = dt.timedelta(seconds=judge.timeout_seconds * (judge.max_retries + 1) + 60)
+        # The heartbeat renews the claims this task holds; one it has not renewed for a
+        # lease was abandoned.
+        self.lease = dt.timedelta(seconds=leases.lease_seconds())
+        self.held: dict[int, uuid.UUID] = {}
+        self.held_lock = threading.Lock()
+        self.stopping = threading.Event()
+
+    def hold(self, claim: "Claim") -> None:
+        with self.held_lock:
+            self.held[claim.item_id] = claim.token
+
+    def let_go(self, claim: "Claim") -> None:
+        with self.held_lock:
+            self.held.pop(claim.item_id, None)
+
+    def renew(self, cursor) -> None:
+        """The heartbeat: the run's lease, and this task's claims in flight."""
+        with self.held_lock:
+            items, tokens = list(self.held), [str(token) for token in self.held.values()]
+        # A claim holds the run's row for a moment; a transaction around the whole run
+        # (the demo's, in load_demo) could hold it for good: give up after a second
+        # rather than wait on it, and beat again later.
+        cursor.execute("SET lock_timeout = '1s'")
+        cursor.execute(RENEW_SQL, {"run": self.run_id, "lease_until": leases.lease_end()})
+        if items:
+            cursor.execute(
+                RENEW_CLAIMS_SQL, {"items": items, "tokens": tokens, "now": timezone.now()}
+            )
+
+
+RENEW_SQL = """
+UPDATE judgements_machinerun SET lease_until = GREATEST(lease_until, %(lease_until)s)
+WHERE id = %(run)s AND status = 'running'
+"""
+RENEW_CLAIMS_SQL = """
+UPDATE judgements_machinerunitem item SET claimed_at = %(now)s
+FROM unnest(%(items)s::bigint[], %(tokens)s::uuid[]) AS held (id, claim)
+WHERE item.id = held.id AND item.claim = held.claim AND item.status = 'claimed'
+"""
 
 
 def _thread(context: _Context) -> None:
@@ -185,16 +291,20 @@ def _thread(context: _Context) -> None:
 
 
 def _loop(context: _Context) -> None:
-    """Claim, ask, record, until no claim is left to make."""
-    while True:
+    """Claim, ask, record, until no claim is left to make or the worker is stopping."""
+    while not context.stopping.is_set():
         claim = _claim(context)
         if claim == "busy":
             time.sleep(BUSY_WAIT_SECONDS)
             continue
         if claim is None:
             return
-        reply = _ask(context, claim.pair)
-        _record(context, claim, reply)
+        context.hold(claim)
+        try:
+            reply = _ask(context, claim.pair)
+            _record(context, claim, reply)
+        finally:
+            context.let_go(claim)
 
 
 def _ask(context: _Context, pair: Pair) -> model_client.Reply:

@@ -9,6 +9,7 @@ from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from judgements import leases
 from judgements.machine import certification, gate, runs
 from judgements.machine.forms import (
     GateForm,
@@ -114,6 +115,7 @@ def judge(request, slug, judge_id):
         "answers": answers,
         "overrule_form": OverruleForm(project=judge.project),
         "spending": certification.judge_spending(judge),
+        "lease_seconds": leases.lease_seconds(),
     }
     return render(request, "judgements/machine/judge.html", ctx)
 
@@ -134,6 +136,7 @@ def run_progress(request, slug, judge_id):
             "percent": run.percent,
             "cost": str(run.cost),
             "reason": run.reason,
+            "worker_lost": run.worker_lost,
         }
     )
 

@@ -58,6 +58,9 @@ class Job(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Renewed by the task running the job (judgements/leases.py); a running job whose
+    # lease has run out has lost its worker.
+    lease_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -72,6 +75,16 @@ class Job(models.Model):
     @property
     def finished(self) -> bool:
         return self.status in (self.Status.DONE, self.Status.FAILED)
+
+    @property
+    def worker_lost(self) -> bool:
+        """Running, but its worker stopped renewing the lease: it died (a worker ends
+        such a job as failed, judgements.leases)."""
+        return (
+            self.status == self.Status.RUNNING
+            and self.lease_until is not None
+            and self.lease_until < timezone.now()
+        )
 
     @property
     def seconds(self) -> float | None:

@@ -255,6 +255,9 @@ class MachineRun(models.Model):
     )
     created_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Renewed by every task working on the run (judgements/leases.py); empty while the
+    # run waits for a task. A running run whose lease has run out has lost its workers.
+    lease_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -281,6 +284,16 @@ class MachineRun(models.Model):
     @property
     def open(self) -> bool:
         return self.status in (self.Status.RUNNING, self.Status.PAUSED)
+
+    @property
+    def worker_lost(self) -> bool:
+        """Running, but no task renews its lease: its workers died (a worker hands its
+        claims back and queues it again, judgements.leases)."""
+        return (
+            self.status == self.Status.RUNNING
+            and self.lease_until is not None
+            and self.lease_until < timezone.now()
+        )
 
 
 class MachineRunItem(models.Model):

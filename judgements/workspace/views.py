@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from config.api.errors import import_errors
-from judgements import jobs
+from judgements import jobs, leases
 from judgements.guidelines import guidelines_html
 from judgements.importers import ImportRejected
 from judgements.models import Job, Judgement, Project, ResultList
@@ -211,7 +211,8 @@ def job(request, job_id):
         "job": job,
         "project": job.project,
         "lines": summary_lines(job.result),
-        "stalled": jobs.job_stalled(job),
+        "worker_lost": job.worker_lost,
+        "lease_seconds": leases.lease_seconds(),
         "status_url": reverse("api:job", args=[job.pk]),
         "is_analyst": True,
     }

@@ -31,7 +31,8 @@
       bar.textContent = `${job.percent}%`;
       percent.textContent = `${job.percent}%`;
     }
-    const state = job.status === "queued" ? "Waiting for a worker" : "Running";
+    let state = job.status === "queued" ? "Waiting for a worker" : "Running";
+    if (job.worker_lost) state = "Its worker stopped";
     status.textContent = job.stage ? `${state}: ${job.stage}` : state;
     setTimeout(poll, INTERVAL);
   }

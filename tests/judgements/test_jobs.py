@@ -11,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import DataError, connection, transaction
 from django.utils import timezone
 
-from judgements import bulk, jobs
+from judgements import bulk, jobs, leases
 from judgements.models import (
     Document,
     Hit,
@@ -203,14 +203,38 @@ def test_a_project_being_deleted_is_named_as_such_while_queued_and_running(proje
     assert not Project.objects.filter(pk__in=jobs.projects_being_deleted()).exists()
 
 
-def test_a_stalled_deletion_no_longer_hides_its_project(project, analyst):
+def test_a_deletion_that_lost_its_worker_no_longer_hides_its_project(project, analyst):
     job = jobs.project_delete_start(project=project, user=analyst)
-    silent = timezone.now() - dt.timedelta(seconds=jobs.STALLED_AFTER + 1)
-    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, updated_at=silent)
+    ended = timezone.now() - dt.timedelta(seconds=1)
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, lease_until=ended)
     job.refresh_from_db()
-    assert jobs.job_stalled(job)
+    assert job.worker_lost
     assert jobs.deleting(project) is None
     assert not Project.objects.filter(pk__in=jobs.projects_being_deleted()).exists()
+
+
+def test_recovery_ends_only_jobs_whose_lease_ran_out_once_and_keeps_the_project(project, analyst):
+    lost = jobs.project_delete_start(project=project, user=analyst)
+    alive = jobs.result_list_delete_start(
+        result_list=ResultListFactory(project=project), user=analyst
+    )
+    ended, ahead = timezone.now() - dt.timedelta(seconds=1), timezone.now() + dt.timedelta(hours=1)
+    # A running deletion has let go of its project (see _delete_project).
+    Job.objects.filter(pk=lost.pk).update(
+        status=Job.Status.RUNNING, project=None, lease_until=ended, stage="Deleting hits", done=3
+    )
+    Job.objects.filter(pk=alive.pk).update(status=Job.Status.RUNNING, lease_until=ahead)
+
+    assert leases.recover_abandoned() == {"jobs": 1, "runs": 0}
+    assert leases.recover_abandoned() == {"jobs": 0, "runs": 0}
+
+    lost.refresh_from_db()
+    assert lost.status == Job.Status.FAILED and lost.lease_until is None
+    [error] = lost.errors
+    assert error["message"].startswith(f"Its worker stopped at {lost.percent} % (Deleting hits)")
+    assert "Nothing was deleted" in error["message"]
+    assert lost.project == project  # Its page leads back to the project, still whole.
+    assert Job.objects.get(pk=alive.pk).status == Job.Status.RUNNING
 
 
 def test_deleting_a_result_list_keeps_judgements_and_the_other_lists(

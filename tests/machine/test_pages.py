@@ -101,6 +101,7 @@ def test_a_run_starts_from_the_page_and_its_progress_is_json(charlie, model_serv
         "percent": 100,
         "cost": None,
         "reason": "",
+        "worker_lost": False,
     }
     page = charlie.get(judge.get_absolute_url()).content.decode()
     assert "table says 0 for q0 d0" in page

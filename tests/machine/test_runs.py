@@ -3,6 +3,7 @@ to through the real ``openai`` client."""
 
 import json
 import threading
+import time
 from decimal import Decimal
 
 import pytest
@@ -193,6 +194,34 @@ def test_two_workers_never_grade_the_same_slot_twice(model_server, analyst):
     assert len(model_server.requests) == 50
     run.refresh_from_db()
     assert (run.status, run.graded) == ("done", 50)
+
+
+def test_a_claim_in_flight_longer_than_the_lease_stays_its_workers(
+    model_server, analyst, settings
+):
+    # Each answer takes longer than the lease: only the heartbeat, which renews the
+    # claims in flight, keeps the second worker from taking the pairs over.
+    settings.TASK_LEASE_SECONDS = 0.6
+    model_server.delay = 1.2
+    project = pool_project(1, 2)
+    judge = make_judge(project, model_server, concurrency=2)
+    run = machine_run_start(judge=judge, user=analyst, tasks=0)
+    first = threading.Thread(target=runs.machine_run_work, args=(run.pk,))
+    first.start()
+    while MachineRunItem.objects.filter(run=run, status="claimed").count() < 2:
+        time.sleep(0.01)
+    second = threading.Thread(target=runs.machine_run_work, args=(run.pk,))
+    second.start()
+    first.join(timeout=10)
+    if first.is_alive():  # Claims taken over and over: stop it, to fail below.
+        machine_run_pause(run=run)
+    for worker in (first, second):
+        worker.join()
+
+    assert len(model_server.requests) == 2
+    assert machine_events(judge).count() == 2
+    run.refresh_from_db()
+    assert (run.status, run.graded) == ("done", 2)
 
 
 def test_a_late_answer_on_a_claim_taken_over_is_dropped(model_server, analyst):

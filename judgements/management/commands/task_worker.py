@@ -5,6 +5,9 @@ gone runs no metrics refresh until someone restarts it. This one closes its
 connections and tries again, waiting 1 s, then 2, 4, ... up to ``--retry-max``
 seconds between tries, and logs each outage once per try. Its options are
 ``db_worker``'s.
+
+It also recovers work whose worker died (judgements.leases): a thread looks for jobs and
+machine judge runs whose lease ran out when the worker starts, and every half lease.
 """
 
 import logging
@@ -14,6 +17,7 @@ from django.db import connections
 from django_tasks_db.management.commands.db_worker import Command as DbWorkerCommand
 
 from config.health import DATABASE_DOWN
+from judgements.leases import Recoverer
 
 logger = logging.getLogger("django_tasks_db")
 FIRST_RETRY_SECONDS = 1.0
@@ -32,6 +36,13 @@ class Command(DbWorkerCommand):
         )
 
     def handle(self, *args, retry_max: float, **options):
+        recoverer = Recoverer().start()
+        try:
+            return self._handle(*args, retry_max=retry_max, **options)
+        finally:
+            recoverer.stop()
+
+    def _handle(self, *args, retry_max: float, **options):
         delay = FIRST_RETRY_SECONDS
         while True:
             started = time.monotonic()
