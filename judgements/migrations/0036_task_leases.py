@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [("judgements", "0034_query_log")]
+    dependencies = [("judgements", "0035_machinejudge_keys")]
 
     operations = [
         migrations.AddField(
