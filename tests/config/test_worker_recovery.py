@@ -38,7 +38,9 @@ DELAY = 0.3
 QUERY_COUNT = 300
 QUERIES = "text\n" + "".join(f"query {number}\n" for number in range(QUERY_COUNT))
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Serialized, as every transactional test here: a flush would let post_migrate make the
+# role groups again and the next serialized test fail to restore them.
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 
 @pytest.fixture
