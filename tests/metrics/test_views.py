@@ -128,6 +128,7 @@ def test_judged_only_ndcg_says_so_beside_its_numbers_and_in_the_form(client, ana
 
     assert response.status_code == 200
     text = text_of(response)
+    assert "judged-only NDCG@10 · gain exponential" in text
     assert "ideal depth cut at k · unjudged hits removed: judged only (trec_eval -J) · " in text
     assert '<option value="remove" selected>removed: judged only (trec_eval -J)</option>' in (
         response.content.decode()
