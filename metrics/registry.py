@@ -79,8 +79,14 @@ class MetricSpec:
 
     @property
     def label(self) -> str:
-        """Short human form for tables: ``NDCG@10``."""
-        return f"NDCG@{self.k}" if self.k else "NDCG"
+        """Short human form for tables: ``NDCG@10``; ``judged-only NDCG@10`` when unjudged
+        hits are removed first (trec_eval -J), so the number's own label says so.
+
+        >>> MetricSpec().label, MetricSpec(k=None, unjudged="remove").label
+        ('NDCG@10', 'judged-only NDCG')
+        """
+        plain = f"NDCG@{self.k}" if self.k else "NDCG"
+        return f"judged-only {plain}" if self.unjudged == "remove" else plain
 
     @classmethod
     def parse(cls, name: str) -> "MetricSpec":

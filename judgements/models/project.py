@@ -47,7 +47,7 @@ class IdealDepth(models.TextChoices):
 
 class Unjudged(models.TextChoices):
     ZERO = "zero", "count as irrelevant"
-    REMOVE = "remove", "drop from the ranking"
+    REMOVE = "remove", "removed: judged only (trec_eval -J)"
 
 
 class NegativeGrades(models.TextChoices):

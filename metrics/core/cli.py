@@ -10,6 +10,15 @@ documents cut at k, unjudged documents with gain 0) are trec_eval's, so
 itself defaults to exponential gain. ``--negative penalise`` lets negative
 grades lower DCG, with NDCG normalised min-max between the worst and the best
 ordering (see :mod:`metrics.core.ndcg`); it is not a trec_eval option.
+
+``-J`` is trec_eval's judged-documents-only rule (``form_res_rels.c``): a
+document the qrels grade 0 or more for the query is judged; every other
+document of the run (missing from the qrels, or with a negative grade, which
+trec_eval reads as "in the pool but not judged") is removed from the ranking
+before any measure, the documents below it moving up; the ideal is unchanged.
+``--remove-unjudged`` is the app's ``unjudged="remove"``: it removes only the
+documents missing from the qrels, a negative grade being a judgement (a
+"harmful" hit). Without negative grades in the qrels the two are the same.
 """
 
 import argparse
@@ -157,9 +166,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="ndcg_cut's ideal summed to k (default, trec_eval) or in full (Quepid)",
     )
     parser.add_argument(
+        "-J",
+        dest="judged_only",
+        action="store_true",
+        help="judged documents only, as trec_eval -J: documents without a grade of 0 or "
+        "more in the qrels (missing, or negative: trec_eval's 'not judged') are dropped "
+        "from the ranking first",
+    )
+    parser.add_argument(
         "--remove-unjudged",
         action="store_true",
-        help="drop documents missing from the qrels before ranking (condensed lists)",
+        help="drop documents missing from the qrels before ranking (condensed lists, the "
+        "app's unjudged=remove); unlike -J a negative grade is judged and stays",
     )
     parser.add_argument(
         "--negative",
@@ -177,7 +195,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; return its exit status (2 for unreadable or malformed input)."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.judged_only and args.negative == "penalise":
+        parser.error(
+            "-J drops negative grades as trec_eval does, so they cannot penalise; "
+            "use --remove-unjudged with --negative penalise"
+        )
     try:
         ranked = rank_queries(read_qrels(args.qrels), read_run(args.run), all_qrels_queries=args.c)
     except TrecFormatError as error:
@@ -223,7 +247,10 @@ def _measure_functions(
     ranked: RankedQueries, args: argparse.Namespace
 ) -> dict[str, Callable[[int | None], FloatArray]]:
     grades, offsets = ranked.ranked_grades, ranked.offsets
-    if args.remove_unjudged:
+    if args.judged_only:
+        # trec_eval -J keeps a document whose qrels grade is 0 or more (NaN: not in them).
+        grades, offsets = condense(np.where(grades >= 0, grades, np.nan), offsets)
+    elif args.remove_unjudged:
         grades, offsets = condense(grades, offsets)
     ideal = _ideal_arguments(ranked, grades, offsets, args.ideal, args.negative)
 

@@ -29,6 +29,35 @@ removed before ranking (``unjudged="remove"``, a "condensed" list, which
 moves the hits below them up). Either way ``judged`` and ``retrieved`` count
 the top ``k`` of the list as returned, so judged@k coverage is always known.
 
+Judged-only NDCG (``unjudged="remove"``)
+----------------------------------------
+trec_eval's ``-J`` and Sakai's condensed lists (Sakai, "Alternatives to Bpref",
+SIGIR 2007): every hit without a grade is removed from the ranking, the hits
+below it moving up, and then NDCG@k is computed as above on what is left::
+
+    judged-only NDCG@k = NDCG@k(ranked grades with the ungraded hits removed)
+
+The ideal is unchanged: it is built from the same ideal grades (by default every
+judged document of the query), so removing hits never changes IDCG. A hit is
+judged when it has a grade, whatever the grade: 0 is judged and stays, and so
+does a negative ("harmful") grade, which keeps its rank (gain 0, or its negative
+gain when negative grades penalise). That is the one difference from trec_eval's
+``-J``, which reads a negative grade in a qrels file as "in the pool, not judged"
+and drops it too (``python -m metrics.core -J`` does, ``--remove-unjudged`` does
+not). Judged-only NDCG of a list is never below its NDCG with unjudged hits at
+gain 0 unless negative grades penalise: each judged hit keeps its gain and
+moves to a rank discounted no more. Worked example E (linear gain, log2 discount, k = 3;
+docs/metrics.md works it by hand): ranked grades 2, unjudged, 3, 0, unjudged, 1,
+the query's judged grades 3, 2, 1, 0:
+
+>>> ranked, judged = [2, None, 3, 0, None, 1], [3, 2, 1, 0]
+>>> zero = ndcg(ranked, judged, k=3, gain="linear")
+>>> only = ndcg(ranked, judged, k=3, gain="linear", unjudged="remove")
+>>> [round(r.dcg, 4) for r in (zero, only)], round(only.idcg, 4)
+([3.5, 3.8928], 4.7619)
+>>> round(zero.ndcg, 4), round(only.ndcg, 4), (only.judged, only.retrieved)
+(0.735, 0.8175, (2, 3))
+
 Negative grades that penalise (``negative="penalise"``)
 -------------------------------------------------------
 Everything above is ``negative="zero"``, trec_eval's rule and the default. With
@@ -237,7 +266,8 @@ def ndcg(
     ideal_depth : {"cut", "full"}, default="cut"
         Sum the ideal list to ``k`` (standard) or entirely (Quepid).
     unjudged : {"zero", "remove"}, default="zero"
-        Give unjudged hits gain 0, or remove them before ranking.
+        Give unjudged hits gain 0, or remove them before ranking (judged-only
+        NDCG, trec_eval's ``-J``; see the module's docstring).
     negative : {"zero", "penalise"}, default="zero"
         Negative grades give gain 0 (trec_eval), or keep their sign with NDCG
         normalised min-max between the worst and the best ordering (see the

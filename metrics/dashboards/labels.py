@@ -9,7 +9,8 @@ GAIN_LABELS = {"exponential": "exponential (2^rel \N{MINUS SIGN} 1)", "linear": 
 DISCOUNT_LABELS = {"log2": "log2(rank + 1)", "rank": "rank"}
 IDEAL_LABELS = {"judged": "all judged documents", "returned": "returned hits only"}
 DEPTH_LABELS = {"cut": "cut at k", "full": "full (not cut at k)"}
-UNJUDGED_LABELS = {"zero": "count as grade 0", "remove": "removed before ranking"}
+# "remove" is judged-only NDCG: trec_eval -J, Sakai's condensed lists (metrics.core.ndcg).
+UNJUDGED_LABELS = {"zero": "count as grade 0", "remove": "removed: judged only (trec_eval -J)"}
 NEGATIVE_LABELS = {
     "zero": "count as 0 (trec_eval)",
     "penalise": "penalise (min-max, worst to best ordering)",

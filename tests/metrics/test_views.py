@@ -120,6 +120,21 @@ def test_every_metric_page_prints_the_parameters_beside_its_numbers(client, anal
     ) in text
 
 
+@pytest.mark.parametrize("page", ["overview", "queries", "query", "compare"])
+def test_judged_only_ndcg_says_so_beside_its_numbers_and_in_the_form(client, analyst, shop, page):
+    client.force_login(analyst)
+
+    response = client.get(pages(shop)[page], {"unjudged": "remove"})
+
+    assert response.status_code == 200
+    text = text_of(response)
+    assert "judged-only NDCG@10 · gain exponential" in text
+    assert "ideal depth cut at k · unjudged hits removed: judged only (trec_eval -J) · " in text
+    assert '<option value="remove" selected>removed: judged only (trec_eval -J)</option>' in (
+        response.content.decode()
+    )
+
+
 def test_the_raters_page_prints_its_parameters(client, analyst, shop):
     client.force_login(analyst)
 
@@ -167,6 +182,7 @@ def test_the_overview_as_of_a_moment_shows_the_values_of_then(client, analyst, s
         ({"consensus": "loudest"}, "Select a valid choice."),
         ({"negative": "subtract"}, "Negative grades: Select a valid choice."),
         ({"mean_over": "some"}, "Mean over: Select a valid choice."),
+        ({"unjudged": "judged_only"}, "Unjudged: Select a valid choice."),
         ({"as_of": "last tuesday"}, "Enter a valid date/time."),
     ],
 )
