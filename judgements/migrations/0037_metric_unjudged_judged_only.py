@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("judgements", "0034_query_log"),
+        ("judgements", "0036_task_leases"),
     ]
 
     operations = [
