@@ -25,6 +25,15 @@ SCREENSHOTS = os.environ.get("SCREENSHOTS", "/tmp/relevance-judge-screenshots")
 WIDTHS = (1280, 390)
 
 
+@pytest.fixture(autouse=True)
+def _local_model_server(settings, monkeypatch):
+    """The operator's allowance for the test's model server on 127.0.0.1, which the
+    outbound policy refuses otherwise: for this process (the live server, where the
+    judge's form checks its base URL) and the worker's, which asks the model."""
+    settings.OUTBOUND_ALLOW = ["127.0.0.1"]
+    monkeypatch.setenv("OUTBOUND_ALLOW", "127.0.0.1")
+
+
 @pytest.fixture
 def model_server():
     server = ModelServer().start()
