@@ -220,15 +220,16 @@ def difference_bounds(
     filling with B's lowest though the two share the unjudged document), so the true
     range of the difference may be narrower, never wider.
 
-    >>> difference_bounds(np.array([0.5, 0.2]), np.array([0.7, 0.2]),
-    ...                   np.array([0.6, 0.4]), np.array([0.6, 0.4]))
+    >>> low, high = difference_bounds(np.array([0.5, 0.2]), np.array([0.7, 0.2]),
+    ...                               np.array([0.6, 0.4]), np.array([0.6, 0.4]))
+    >>> round(low, 12), round(high, 12)
     (0.05, 0.15)
     """
     if len(low_a) == 0:
         return (0.0, 0.0)
     low = float(np.mean(np.asarray(low_b) - np.asarray(high_a)))
     high = float(np.mean(np.asarray(high_b) - np.asarray(low_a)))
-    return (round(low, 15), round(high, 15))
+    return (low, high)
 
 
 B_BETTER, A_BETTER, NO_DIFFERENCE, NOT_DECIDED = (
@@ -298,11 +299,13 @@ def verdict(
         )
         return Verdict(better, reason, unjudged_pairs, alpha)
     if unjudged_pairs:
-        reason = (
-            f"Not decided yet: the interval of the difference ({interval[0]:+.4f} to "
-            f"{interval[1]:+.4f}) crosses zero (p = {p_value:.3g}, not below {alpha:g}); "
-            f"grades for {pairs} may decide it."
-        )
+        why = f"the randomisation test does not reject at {alpha:g} (p = {p_value:.3g})"
+        if interval[0] < 0 < interval[1]:
+            why = (
+                f"the interval of the difference ({interval[0]:+.4f} to {interval[1]:+.4f}) "
+                f"crosses zero (p = {p_value:.3g}, not below {alpha:g})"
+            )
+        reason = f"Not decided yet: {why}; grades for {pairs} may decide it."
         return Verdict(NOT_DECIDED, reason, unjudged_pairs, alpha)
     reason = (
         f"No difference shown: p = {p_value:.3g}, not below {alpha:g}, with every hit "
