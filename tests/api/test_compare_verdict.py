@@ -1,6 +1,8 @@
 """GET /api/projects/<slug>/compare/: the verdict, the bounds the unjudged hits leave
 open, and each list's coverage of its top k (issue 38)."""
 
+import re
+
 import pytest
 
 from judgements import imports
@@ -177,3 +179,36 @@ def test_a_bad_alpha_is_a_400_naming_it(charlie, db, alpha, message):
     assert response.status_code == 400
     (error,) = response.json()["errors"]
     assert error["field"] == "alpha" and message in error["message"]
+
+
+def test_the_compare_page_says_at_the_top_that_hits_are_unjudged(client, analyst, db):
+    queries = [f"q{i}" for i in range(QUERIES)]
+    project, made = project_of(
+        "page",
+        {
+            "a": [(q, "good") for q in queries],
+            "b": [(q, d) for q in queries for d in ("new", "good")],
+        },
+        [(q, "good", 3) for q in queries],
+    )
+    client.force_login(analyst)
+
+    response = client.get(
+        f"/metrics/{project.slug}/compare/", {"a": made["a"].pk, "b": made["b"].pk, "k": 10}
+    )
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+    assert (
+        "Not every hit is graded: 0 of A's and 12 of B's hits in the top k have no grade" in text
+    )
+    assert "Not decided yet: the unjudged hits could still change the answer." in text
+    # Both said before the numbers they qualify.
+    assert (
+        html.index('id="unjudged-warning"')
+        < html.index('id="verdict"')
+        < html.index('id="summary"')
+    )
+    same = client.get(f"/metrics/{project.slug}/compare/", {"a": made["a"].pk, "b": made["a"].pk})
+    assert same.status_code == 400 and "Choose two different result lists" in same.content.decode()
