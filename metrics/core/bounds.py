@@ -285,8 +285,9 @@ def verdict(
         (low > 0 and mean_difference > 0) or (high < 0 and mean_difference < 0)
     ):
         reason = (
-            f"Not decided yet: the bounds of the difference ({low:+.4f} to {high:+.4f}) "
-            f"cross zero, so the grades of {pairs} in the top k could still change the answer."
+            "Not decided yet: the unjudged hits could still change the answer. The bounds "
+            f"of the difference ({low:+.4f} to {high:+.4f}) cross zero; {pairs} in the "
+            "top k stand in the way."
         )
         return Verdict(NOT_DECIDED, reason, unjudged_pairs, alpha)
     if p_value < alpha:

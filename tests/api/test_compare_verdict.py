@@ -203,7 +203,7 @@ def test_the_compare_page_says_at_the_top_that_hits_are_unjudged(client, analyst
     assert (
         "Not every hit is graded: 0 of A's and 12 of B's hits in the top k have no grade" in text
     )
-    assert "Not decided yet: the unjudged hits could still change the answer." in text
+    assert "Verdict: Not decided yet: the unjudged hits could still change the answer." in text
     # Both said before the numbers they qualify.
     assert (
         html.index('id="unjudged-warning"')
