@@ -52,7 +52,7 @@ from itertools import combinations_with_replacement
 import numpy as np
 from numpy.typing import NDArray
 
-from metrics.core.gains import Discount, Gain
+from metrics.core.gains import Discount, Gain, discount_values, gain_values
 from metrics.core.ideal import IdealDepth, as_grades
 from metrics.core.ndcg import check_k, ndcg
 
@@ -135,9 +135,43 @@ def ndcg_range(
         tuple(top) + (lowest,) * (u - within)
         for top in combinations_with_replacement(scale[::-1], within)
     ]
-    low_fill = min(low_fills, key=value)
-    high_fill = max(high_fills, key=value)
+    if k is not None and ideal == "judged" and ideal_depth == "cut" and u:
+        # Every filling at once (numpy), then the two chosen ends again with ndcg itself,
+        # so that they are exactly its values.
+        low_fill = low_fills[
+            int(np.argmin(_values(ranked, judged, unjudged, low_fills, k, gain, discount)))
+        ]
+        high_fill = high_fills[
+            int(np.argmax(_values(ranked, judged, unjudged, high_fills, k, gain, discount)))
+        ]
+    else:
+        low_fill = min(low_fills, key=value)
+        high_fill = max(high_fills, key=value)
     return NdcgRange(value(low_fill), value(high_fill), low_fill, high_fill)
+
+
+def _values(ranked, judged, unjudged, fills, k: int, gain, discount) -> NDArray:
+    """NDCG@k of each filling (rows of ``fills``), judged ideal cut at k, vectorised."""
+    fill = np.asarray(fills, dtype=np.float64)
+    top = ranked[:k]
+    weights = discount_values(max(len(top), k), discount)
+    known = gain_values(np.where(np.isnan(top), 0.0, top), gain) @ weights[: len(top)]
+    within = unjudged[unjudged < k]
+    gains = gain_values(fill, gain)
+    dcg = known + gains[:, : len(within)] @ weights[within]
+    pool = np.concatenate(
+        [
+            np.broadcast_to(
+                gain_values(judged[~np.isnan(judged)], gain),
+                (len(fill), len(judged[~np.isnan(judged)])),
+            ),
+            gains,
+        ],
+        axis=1,
+    )
+    best = -np.sort(-pool, axis=1)[:, :k]
+    idcg = best @ weights[: best.shape[1]]
+    return np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
 
 
 @dataclass(frozen=True, slots=True)
