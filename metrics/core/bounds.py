@@ -136,17 +136,13 @@ def ndcg_range(
         for top in combinations_with_replacement(scale[::-1], within)
     ]
     if k is not None and ideal == "judged" and ideal_depth == "cut" and u:
-        # Every filling at once (numpy), then the two chosen ends again with ndcg itself,
-        # so that they are exactly its values.
-        low_fill = low_fills[
-            int(np.argmin(_values(ranked, judged, unjudged, low_fills, k, gain, discount)))
-        ]
-        high_fill = high_fills[
-            int(np.argmax(_values(ranked, judged, unjudged, high_fills, k, gain, discount)))
-        ]
-    else:
-        low_fill = min(low_fills, key=value)
-        high_fill = max(high_fills, key=value)
+        # Every filling at once in numpy (the working rows of ndcg cost most of the time).
+        lows = _values(ranked, judged, unjudged, low_fills, k, gain, discount)
+        highs = _values(ranked, judged, unjudged, high_fills, k, gain, discount)
+        at, to = int(np.argmin(lows)), int(np.argmax(highs))
+        return NdcgRange(float(lows[at]), float(highs[to]), low_fills[at], high_fills[to])
+    low_fill = min(low_fills, key=value)
+    high_fill = max(high_fills, key=value)
     return NdcgRange(value(low_fill), value(high_fill), low_fill, high_fill)
 
 
@@ -171,7 +167,9 @@ def _values(ranked, judged, unjudged, fills, k: int, gain, discount) -> NDArray:
     )
     best = -np.sort(-pool, axis=1)[:, :k]
     idcg = best @ weights[: best.shape[1]]
-    return np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
+    # DCG never exceeds IDCG here (the ranked grades are among the ideal's); the
+    # minimum only takes off rounding in the last bit.
+    return np.minimum(np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0), 1.0)
 
 
 @dataclass(frozen=True, slots=True)
