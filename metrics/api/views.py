@@ -248,6 +248,14 @@ class CompareApi(APIView):
     is lower than A's by more than ``max_drop``, and ``reason`` says by how much. Hits
     still unjudged make both means provisional; ``unjudged`` counts them per list.
     Without ``a`` and ``b``, the two most recently captured lists are compared.
+
+    ``bounds`` (of the difference and of each list's mean) cover every grade the
+    unjudged hits of either list could get: per query [low_b - high_a, high_b - low_a],
+    averaged, an outer bound (a document both lists return gets one grade in both,
+    which it ignores). ``verdict`` decides B better or A better only when the bounds
+    keep the sign and the randomisation test rejects at ``alpha``; else "not decided"
+    while unjudged pairs remain, "no difference" once none do (docs/metrics.md).
+    Each list carries its coverage: ``judged_at_k``, ``unjudged_in_top_k``, ``queued``.
     """
 
     class OutputSerializer(PagedSerializer):
