@@ -222,6 +222,20 @@ class GateForm(CompareForm):
         help_text="Fail when B's mean is lower than A's by more than this (e.g. 0.01); "
         "empty: no verdict.",
     )
+    alpha = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=1,
+        help_text="The randomisation test's level for the verdict (0 < alpha < 1); default 0.05.",
+    )
+
+    def clean_alpha(self):
+        alpha = self.cleaned_data["alpha"]
+        if alpha is None:
+            return 0.05
+        if not 0 < alpha < 1:
+            raise forms.ValidationError("alpha must lie strictly between 0 and 1.")
+        return alpha
 
 
 class SeriesForm(MetricForm):

@@ -19,7 +19,13 @@ list (its unjudged hits then join the queue); a re-run with the same ``--name``
 replaces it, and ``DELETE /api/captures/<id>/`` (printed) removes it in one call.
 
 Exit status: 0 the gate passed, 1 the mean fell by more than ``--max-drop``, 2 the
-gate could not run (bad arguments, an unreachable server, an error from the API).
+gate could not run (bad arguments, an unreachable server, an error from the API), and
+with ``--require-decided`` 3 when the gate would pass but the comparison is not
+decided yet: unjudged hits
+could still change the answer (the bounds of the difference cross zero) or the test
+does not reject at ``--alpha``. The verdict (B better, A better, no difference shown,
+not decided yet), each list's coverage of its top k and the unjudged pairs that stand
+in the way are printed either way.
 The metric's parameters are the project's unless given with ``--param name=value``
 (k, gain, discount, ideal, ideal_depth, unjudged, consensus, ...: any the API takes).
 """
@@ -35,7 +41,13 @@ from urllib.error import HTTPError, URLError
 from urllib.parse import urlencode
 from urllib.request import Request, urlopen
 
-PASSED, REGRESSION, CANNOT_RUN = 0, 1, 2
+PASSED, REGRESSION, CANNOT_RUN, NOT_DECIDED = 0, 1, 2, 3
+DECISIONS = {
+    "b_better": "B better",
+    "a_better": "A better",
+    "no_difference": "no difference shown",
+    "not_decided": "not decided yet: the unjudged hits could still change the answer",
+}
 TIMEOUT = 300
 
 
@@ -228,6 +240,7 @@ def report(comparison: dict, show: int) -> str:
             f"  Provisional: {a['unjudged']:,} hits of A and {b['unjudged']:,} of B within the "
             "cut-off have no grade yet (they count as irrelevant until raters grade them)."
         )
+    lines += _coverage(comparison)
     losses = [row for row in comparison["results"] if row["delta"] < 0][:show]
     if losses:
         lines.append(f"  Biggest losses ({len(losses)} of {comparison['losses']:,}):")
@@ -240,6 +253,34 @@ def report(comparison: dict, show: int) -> str:
     gate = comparison["gate"]
     lines.append(f"{'PASSED' if gate['passed'] else 'FAILED'}: {gate['reason']}")
     return "\n".join(lines)
+
+
+def _coverage(comparison: dict) -> list[str]:
+    """Each list's coverage of its top k, the bounds the unjudged hits leave open and the
+    verdict, with the unjudged pairs that stand in the way (absent from older servers)."""
+    verdict = comparison.get("verdict")
+    if verdict is None:
+        return []
+    lines = []
+    for side, label in (("a", "A"), ("b", "B")):
+        found = comparison[side]
+        judged = found.get("judged_at_k")
+        lines.append(
+            f"  Coverage {label} {found['name']}: judged@k "
+            f"{'n/a' if judged is None else f'{judged:.1%}'}, "
+            f"{found.get('unjudged_in_top_k', 0):,} unjudged in the top k, "
+            f"{found.get('queued', 0):,} of them in the raters' queue."
+        )
+    bounds = comparison["bounds"]
+    lines.append(
+        f"  Bounds of the change over every grade the unjudged hits could get: "
+        f"{bounds['low']:+.4f} to {bounds['high']:+.4f}."
+    )
+    lines.append(
+        f"VERDICT: {DECISIONS[verdict['decision']]} ({verdict['unjudged_pairs']:,} unjudged "
+        f"pairs in the top k; alpha {verdict['alpha']:g}). {verdict['reason']}"
+    )
+    return lines
 
 
 def _compared(comparison: dict, spec: dict) -> str:
@@ -280,6 +321,14 @@ def parse_args(argv):
     parser.add_argument(
         "--param", action="append", default=[], metavar="NAME=VALUE", help="a metric parameter"
     )
+    parser.add_argument(
+        "--alpha", type=float, default=0.05, help="the test's level for the verdict"
+    )
+    parser.add_argument(
+        "--require-decided",
+        action="store_true",
+        help="exit 3 unless the verdict is decided (B better, A better or no difference)",
+    )
     parser.add_argument("--show", type=int, default=10, help="losing queries printed")
     parser.add_argument("--token", default=os.environ.get("RELEVANCE_JUDGE_TOKEN"))
     args = parser.parse_args(argv)
@@ -287,6 +336,8 @@ def parse_args(argv):
         parser.error("give --token or set RELEVANCE_JUDGE_TOKEN (a token from /api/token/)")
     if args.max_drop < 0:
         parser.error("--max-drop must not be negative")
+    if not 0 < args.alpha < 1:
+        parser.error("--alpha must lie strictly between 0 and 1")
     if args.template and not args.endpoint:
         parser.error("--template goes with --endpoint")
     if args.endpoint and args.param and not args.judge:
@@ -317,13 +368,19 @@ def main(argv=None) -> int:
             candidate = result_list_id(api, args.project, args.candidate)
         params = dict(param.split("=", 1) for param in args.param)
         params |= {"a": baseline, "b": candidate, "max_drop": args.max_drop}
+        params["alpha"] = args.alpha
         params["page_size"] = max(args.show, 1)
         comparison = api.get(f"projects/{args.project}/compare/", params)
     except GateError as error:
         print(f"relevance_gate: {error}", file=sys.stderr)
         return CANNOT_RUN
     print(report(comparison, args.show))
-    return PASSED if comparison["gate"]["passed"] else REGRESSION
+    if not comparison["gate"]["passed"]:
+        return REGRESSION
+    decision = (comparison.get("verdict") or {}).get("decision")
+    if args.require_decided and decision in (None, "not_decided"):
+        return NOT_DECIDED
+    return PASSED
 
 
 if __name__ == "__main__":

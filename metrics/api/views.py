@@ -228,6 +228,11 @@ class ResultListUnjudgedApi(APIView):
         return Response(body)
 
 
+class BoundsSerializer(serializers.Serializer):
+    low = serializers.FloatField()
+    high = serializers.FloatField()
+
+
 class CompareApi(APIView):
     """Result list B (the candidate) against A (the baseline), query by query: each
     query's values and change (worst first, paged), wins, ties and losses, the paired
@@ -243,6 +248,14 @@ class CompareApi(APIView):
     is lower than A's by more than ``max_drop``, and ``reason`` says by how much. Hits
     still unjudged make both means provisional; ``unjudged`` counts them per list.
     Without ``a`` and ``b``, the two most recently captured lists are compared.
+
+    ``bounds`` (of the difference and of each list's mean) cover every grade the
+    unjudged hits of either list could get: per query [low_b - high_a, high_b - low_a],
+    averaged, an outer bound (a document both lists return gets one grade in both,
+    which it ignores). ``verdict`` decides B better or A better only when the bounds
+    keep the sign and the randomisation test rejects at ``alpha``; else "not decided"
+    while unjudged pairs remain, "no difference" once none do (docs/metrics.md).
+    Each list carries its coverage: ``judged_at_k``, ``unjudged_in_top_k``, ``queued``.
     """
 
     class OutputSerializer(PagedSerializer):
@@ -260,12 +273,36 @@ class CompareApi(APIView):
             )
             unjudged = serializers.IntegerField(help_text="Its hits within k with no grade.")
             source = serializers.ChoiceField(choices=SOURCES, help_text=SOURCE_HELP)
+            judged_at_k = serializers.FloatField(
+                allow_null=True,
+                help_text="Judged hits over hits in the top k of the queries compared.",
+            )
+            unjudged_in_top_k = serializers.IntegerField(
+                help_text="Distinct unjudged (query, document) pairs in its top k of the "
+                "queries compared."
+            )
+            queued = serializers.IntegerField(
+                help_text="How many of those are in the raters' queue (the project's pool)."
+            )
+            bounds = BoundsSerializer(
+                help_text="Lowest and highest mean over every grade its unjudged hits could get."
+            )
 
         class TestSerializer(serializers.Serializer):
             p_value = serializers.FloatField()
             resamples = serializers.IntegerField(help_text="0: every sign pattern enumerated.")
             exact = serializers.BooleanField()
             seed = serializers.IntegerField()
+
+        class VerdictSerializer(serializers.Serializer):
+            decision = serializers.ChoiceField(
+                choices=["b_better", "a_better", "no_difference", "not_decided"]
+            )
+            reason = serializers.CharField()
+            unjudged_pairs = serializers.IntegerField(
+                help_text="Distinct unjudged (query, document) pairs in the top k of either list."
+            )
+            alpha = serializers.FloatField()
 
         class GateSerializer(serializers.Serializer):
             max_drop = serializers.FloatField()
@@ -298,6 +335,18 @@ class CompareApi(APIView):
         most_improved = RowSerializer(many=True)
         most_degraded = RowSerializer(many=True)
         gate = GateSerializer(allow_null=True, help_text="Null without max_drop.")
+        bounds = BoundsSerializer(
+            help_text="Outer bounds of mean(b - a) over every grade the unjudged hits of "
+            "either list could get (per query [low_b - high_a, high_b - low_a], averaged)."
+        )
+        verdict = VerdictSerializer(
+            help_text="Decided when the bounds keep one sign and the randomisation test "
+            "rejects at alpha."
+        )
+        zero_idcg = serializers.IntegerField(
+            help_text="Queries compared whose NDCG is 0 (IDCG 0) for both lists under "
+            "every filling."
+        )
         results = RowSerializer(many=True)
 
     permission_classes = [IsAnalyst]
@@ -322,6 +371,7 @@ class CompareApi(APIView):
             as_of=form.moment,
             page=None,
             grades=form.chosen_grades,
+            alpha=data["alpha"],
         )
         page, links = paged(request, self, found.ordered)
         names = query_names(
@@ -335,8 +385,8 @@ class CompareApi(APIView):
             "as_of": found.as_of,
             "source": found.source,
             "grades": form.chosen_grades.name,
-            "a": _compared(found.a, found.mean_a, found.missing_a),
-            "b": _compared(found.b, found.mean_b, found.missing_b),
+            "a": _compared(found.a, found.mean_a, found.missing_a, found.bounds, "a"),
+            "b": _compared(found.b, found.mean_b, found.missing_b, found.bounds, "b"),
             "queries": found.queries,
             "only_a": found.only_a,
             "only_b": found.only_b,
@@ -350,13 +400,17 @@ class CompareApi(APIView):
             "most_improved": [_delta(row, names) for row in found.most_improved],
             "most_degraded": [_delta(row, names) for row in found.most_degraded],
             "gate": gate and dataclasses.asdict(gate),
+            "bounds": {"low": found.bounds.low, "high": found.bounds.high},
+            "verdict": dataclasses.asdict(found.verdict),
+            "zero_idcg": found.bounds.zero_idcg,
             **links,
             "results": [_delta(row, names) for row in page],
         }
         return Response(body)
 
 
-def _compared(evaluation, mean, unreturned: int) -> dict:
+def _compared(evaluation, mean, unreturned: int, bounds, side: str) -> dict:
+    coverage = getattr(bounds, f"coverage_{side}")
     return {
         **result_list_ref(evaluation.result_list),
         "mean": number(mean),
@@ -364,6 +418,10 @@ def _compared(evaluation, mean, unreturned: int) -> dict:
         "unreturned": unreturned,
         "unjudged": evaluation.unjudged,
         "source": evaluation.source,
+        "judged_at_k": coverage.judged_at_k,
+        "unjudged_in_top_k": coverage.unjudged,
+        "queued": coverage.queued,
+        "bounds": {"low": getattr(bounds, f"low_{side}"), "high": getattr(bounds, f"high_{side}")},
     }
 
 

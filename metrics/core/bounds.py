@@ -52,7 +52,7 @@ from itertools import combinations_with_replacement
 import numpy as np
 from numpy.typing import NDArray
 
-from metrics.core.gains import Discount, Gain
+from metrics.core.gains import Discount, Gain, discount_values, gain_values
 from metrics.core.ideal import IdealDepth, as_grades
 from metrics.core.ndcg import check_k, ndcg
 
@@ -78,6 +78,7 @@ def ndcg_range(
     discount: Discount = "log2",
     ideal: str = "judged",
     ideal_depth: IdealDepth = "cut",
+    others: int = 0,
 ) -> NdcgRange:
     """The range of NDCG@k that the unjudged hits of ``ranked_grades`` leave open.
 
@@ -93,6 +94,11 @@ def ndcg_range(
         The scale's grades, which an unjudged hit may turn out to have.
     gain, discount, ideal, ideal_depth
         As for :func:`metrics.core.ndcg.ndcg`; negative grades count 0.
+    others : int
+        Unjudged documents of the query that the ranking does not return (another
+        list's hits): graded, they join the ideal under ``ideal="judged"`` (and nothing
+        under ``"returned"``), like unjudged hits ranked below k. Their grades come
+        last in the fillings.
 
     Examples
     --------
@@ -111,22 +117,231 @@ def ndcg_range(
     ranked = as_grades(ranked_grades)
     judged = as_grades(judged_grades)
     unjudged = np.flatnonzero(np.isnan(ranked))
+    returned = len(unjudged)
+    extra = others if ideal == "judged" else 0
 
     def value(fill: Sequence[float]) -> float:
         filled = ranked.copy()
-        filled[unjudged] = fill
+        filled[unjudged] = fill[:returned]
         source = np.concatenate([judged, fill]) if ideal == "judged" else filled
         options = {"gain": gain, "discount": discount, "ideal_depth": ideal_depth}
         return ndcg(filled, source, k=k, **options).ndcg
 
     lowest, highest = scale[0], scale[-1]
-    u = len(unjudged)
+    u = returned + extra
     low_fills = [(lowest,) * (u - m) + (highest,) * m for m in range(u + 1)]
-    within = int(np.count_nonzero(unjudged < k)) if k is not None else u
+    within = int(np.count_nonzero(unjudged < k)) if k is not None else returned
     high_fills = [
         tuple(top) + (lowest,) * (u - within)
         for top in combinations_with_replacement(scale[::-1], within)
     ]
+    if k is not None and ideal == "judged" and ideal_depth == "cut" and u:
+        # Every filling at once in numpy (the working rows of ndcg cost most of the time).
+        lows = _values(ranked, judged, unjudged, low_fills, k, gain, discount)
+        highs = _values(ranked, judged, unjudged, high_fills, k, gain, discount)
+        at, to = int(np.argmin(lows)), int(np.argmax(highs))
+        return NdcgRange(float(lows[at]), float(highs[to]), low_fills[at], high_fills[to])
     low_fill = min(low_fills, key=value)
     high_fill = max(high_fills, key=value)
     return NdcgRange(value(low_fill), value(high_fill), low_fill, high_fill)
+
+
+def _values(ranked, judged, unjudged, fills, k: int, gain, discount) -> NDArray:
+    """NDCG@k of each filling (rows of ``fills``), judged ideal cut at k, vectorised."""
+    fill = np.asarray(fills, dtype=np.float64)
+    top = ranked[:k]
+    weights = discount_values(max(len(top), k), discount)
+    known = gain_values(np.where(np.isnan(top), 0.0, top), gain) @ weights[: len(top)]
+    within = unjudged[unjudged < k]
+    gains = gain_values(fill, gain)
+    dcg = known + gains[:, : len(within)] @ weights[within]
+    pool = np.concatenate(
+        [
+            np.broadcast_to(
+                gain_values(judged[~np.isnan(judged)], gain),
+                (len(fill), len(judged[~np.isnan(judged)])),
+            ),
+            gains,
+        ],
+        axis=1,
+    )
+    best = -np.sort(-pool, axis=1)[:, :k]
+    idcg = best @ weights[: best.shape[1]]
+    # DCG never exceeds IDCG here (the ranked grades are among the ideal's); the
+    # minimum only takes off rounding in the last bit.
+    return np.minimum(np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0), 1.0)
+
+
+@dataclass(frozen=True, slots=True)
+class NdcgRanges:
+    """Per-query ``low`` and ``high`` ends of the range (queries in offset order), and
+    which queries had an unjudged hit (``open``: the others have ``low == high``)."""
+
+    low: NDArray
+    high: NDArray
+    open: NDArray
+
+
+def ndcg_ranges(
+    ranked_grades: NDArray,
+    offsets: NDArray,
+    judged_grades: NDArray,
+    judged_offsets: NDArray,
+    *,
+    k: int | None,
+    grades: Sequence[float],
+    gain: Gain = "exponential",
+    discount: Discount = "log2",
+    ideal: str = "judged",
+    ideal_depth: IdealDepth = "cut",
+    others: NDArray | None = None,
+) -> NdcgRanges:
+    """:func:`ndcg_range` of every query of a batch (flat arrays with offsets, as
+    :func:`metrics.core.batch.ndcg_batch` takes them).
+
+    A query without an unjudged hit has one NDCG, computed for the whole batch at
+    once; :func:`ndcg_range` runs only for the queries that have one, or ``others``
+    (per query: unjudged documents other lists return, see :func:`ndcg_range`).
+
+    >>> ranked = np.array([3, np.nan, 1, np.nan, 2, 1])
+    >>> r = ndcg_ranges(ranked, np.array([0, 4, 6]), np.array([3, 1, 0, 2, 1]),
+    ...                 np.array([0, 3, 5]), k=3, grades=[0, 1, 2, 3], gain="linear")
+    >>> np.round(r.low, 4).tolist(), np.round(r.high, 4).tolist(), r.open.tolist()
+    ([0.649, 1.0], [1.0, 1.0], [True, False])
+    """
+    from metrics.core.batch import ndcg_batch
+
+    ranked = np.asarray(ranked_grades, dtype=np.float64)
+    offsets = np.asarray(offsets, dtype=np.int64)
+    judged = np.asarray(judged_grades, dtype=np.float64)
+    judged_offsets = np.asarray(judged_offsets, dtype=np.int64)
+    n = len(offsets) - 1
+    missing = np.isnan(ranked)
+    counts = np.concatenate([[0], np.cumsum(missing)])
+    open_ = counts[offsets[1:]] > counts[offsets[:-1]]
+    others = np.zeros(n, np.int64) if others is None else np.asarray(others, np.int64)
+    if ideal == "judged":
+        open_ |= (others > 0) & (np.diff(offsets) > 0)
+    ideal_grades, ideal_offsets = (
+        (ranked, offsets) if ideal == "returned" else (judged, judged_offsets)
+    )
+    options = {"gain": gain, "discount": discount, "ideal_depth": ideal_depth}
+    fixed = ndcg_batch(
+        ranked, offsets, k=k, ideal_grades=ideal_grades, ideal_offsets=ideal_offsets,
+        unjudged="zero", negative="zero", **options,
+    ).ndcg  # fmt: skip
+    low, high = fixed.astype(np.float64).copy(), fixed.astype(np.float64).copy()
+    for q in np.flatnonzero(open_).tolist():
+        found = ndcg_range(
+            ranked[offsets[q] : offsets[q + 1]],
+            judged[judged_offsets[q] : judged_offsets[q + 1]],
+            k=k, grades=grades, ideal=ideal, others=int(others[q]), **options,
+        )  # fmt: skip
+        low[q], high[q] = found.low, found.high
+    return NdcgRanges(low, high, open_)
+
+
+def difference_bounds(
+    low_a: NDArray, high_a: NDArray, low_b: NDArray, high_b: NDArray
+) -> tuple[float, float]:
+    """Bounds of the mean difference B - A over paired queries, from each list's range.
+
+    Per query the difference lies in ``[low_b - high_a, high_b - low_a]``; the mean's
+    bounds are the means of those ends. An **outer** bound: a document both lists
+    return gets one grade in both, which these ends ignore (they may pair A's highest
+    filling with B's lowest though the two share the unjudged document), so the true
+    range of the difference may be narrower, never wider.
+
+    >>> low, high = difference_bounds(np.array([0.5, 0.2]), np.array([0.7, 0.2]),
+    ...                               np.array([0.6, 0.4]), np.array([0.6, 0.4]))
+    >>> round(low, 12), round(high, 12)
+    (0.05, 0.15)
+    """
+    if len(low_a) == 0:
+        return (0.0, 0.0)
+    low = float(np.mean(np.asarray(low_b) - np.asarray(high_a)))
+    high = float(np.mean(np.asarray(high_b) - np.asarray(low_a)))
+    return (low, high)
+
+
+B_BETTER, A_BETTER, NO_DIFFERENCE, NOT_DECIDED = (
+    "b_better", "a_better", "no_difference", "not_decided",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Which list is better, or why that is not decided yet."""
+
+    decision: str
+    reason: str
+    unjudged_pairs: int
+    alpha: float
+
+
+def verdict(
+    *,
+    mean_difference: float,
+    p_value: float,
+    bounds: tuple[float, float],
+    interval: tuple[float, float],
+    unjudged_pairs: int,
+    alpha: float = 0.05,
+) -> Verdict:
+    """The comparison's decision.
+
+    Decided means the sign of B - A holds over the whole bounds interval and the
+    randomisation test rejects at ``alpha``. While unjudged pairs remain and the
+    bounds cross 0 the grades still to come could change the answer ("not decided");
+    else a test that rejects decides by the sign of the mean difference; else, with
+    unjudged pairs left, more grades may decide (the interval of the difference
+    crosses 0), and with none, no difference is shown. A comparison with no unjudged
+    pair has bounds of width 0: the verdict is the test's alone.
+
+    >>> verdict(mean_difference=0.1, p_value=0.001, bounds=(0.1, 0.1),
+    ...         interval=(0.05, 0.15), unjudged_pairs=0).decision
+    'b_better'
+    >>> v = verdict(mean_difference=0.1, p_value=0.001, bounds=(-0.2, 0.3),
+    ...             interval=(0.05, 0.15), unjudged_pairs=7)
+    >>> v.decision, v.unjudged_pairs
+    ('not_decided', 7)
+    >>> verdict(mean_difference=0.0, p_value=0.9, bounds=(0.0, 0.0),
+    ...         interval=(-0.1, 0.1), unjudged_pairs=0).decision
+    'no_difference'
+    """
+    low, high = bounds
+    pairs = (
+        f"{unjudged_pairs:,} unjudged (query, document) pair{'s' if unjudged_pairs != 1 else ''}"
+    )
+    if unjudged_pairs and not (
+        (low > 0 and mean_difference > 0) or (high < 0 and mean_difference < 0)
+    ):
+        reason = (
+            "Not decided yet: the unjudged hits could still change the answer. The bounds "
+            f"of the difference ({low:+.4f} to {high:+.4f}) cross zero; {pairs} in the "
+            "top k stand in the way."
+        )
+        return Verdict(NOT_DECIDED, reason, unjudged_pairs, alpha)
+    if p_value < alpha:
+        better = B_BETTER if mean_difference > 0 else A_BETTER
+        name = "B" if better == B_BETTER else "A"
+        reason = (
+            f"{name} better: mean difference {mean_difference:+.4f}, p = {p_value:.3g} < "
+            f"{alpha:g}, and every grade the unjudged hits could get keeps the sign "
+            f"(bounds {low:+.4f} to {high:+.4f})."
+        )
+        return Verdict(better, reason, unjudged_pairs, alpha)
+    if unjudged_pairs:
+        why = f"the randomisation test does not reject at {alpha:g} (p = {p_value:.3g})"
+        if interval[0] < 0 < interval[1]:
+            why = (
+                f"the interval of the difference ({interval[0]:+.4f} to {interval[1]:+.4f}) "
+                f"crosses zero (p = {p_value:.3g}, not below {alpha:g})"
+            )
+        reason = f"Not decided yet: {why}; grades for {pairs} may decide it."
+        return Verdict(NOT_DECIDED, reason, unjudged_pairs, alpha)
+    reason = (
+        f"No difference shown: p = {p_value:.3g}, not below {alpha:g}, with every hit "
+        "in the top k judged."
+    )
+    return Verdict(NO_DIFFERENCE, reason, unjudged_pairs, alpha)

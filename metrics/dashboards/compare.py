@@ -8,8 +8,12 @@ from dataclasses import dataclass
 import numpy as np
 from django.core.cache import cache
 from django.core.paginator import Page, Paginator
+from django.db import connection
 
 from judgements.models import Project, ResultList
+from metrics import evaluate, packed_reads
+from metrics.core.bounds import Verdict, difference_bounds, ndcg_ranges, verdict
+from metrics.core.segments import positions, sorted_lookup
 from metrics.core.stats import (
     ConfidenceInterval,
     RandomisationTest,
@@ -17,6 +21,7 @@ from metrics.core.stats import (
     paired_randomisation_test,
 )
 from metrics.dashboards.evaluations import Evaluation, list_evaluations
+from metrics.dashboards.unjudged import POOLED_SQL
 from metrics.registry import MetricSpec
 from metrics.sources import HUMAN, Grades, Source, freshness, one_snapshot
 
@@ -69,6 +74,10 @@ class Comparison:
     ordered: list[DeltaRow]
     page: Page
     rows: list[DeltaRow]
+    # What the unjudged hits leave open: the bounds of each mean and of the difference,
+    # each list's coverage of the top k, and the decision (see ``open_bounds``).
+    bounds: "Bounds"
+    verdict: Verdict
 
     @property
     def chart(self) -> dict:
@@ -108,6 +117,7 @@ def comparison(
     page: int | None,
     page_size: int = PAGE_SIZE,
     grades: Grades = HUMAN,
+    alpha: float = 0.05,
 ) -> Comparison:
     """Paired comparison of ``b`` against ``a``, on the consensus of ``grades``.
 
@@ -139,6 +149,15 @@ def comparison(
     ]
     paged = Paginator(ordered, page_size).get_page(page)
     test, interval = significance(values_a, values_b)
+    bounds = open_bounds(project, spec, fresh, first, second, common, values_a, values_b)
+    decided = verdict(
+        mean_difference=test.mean_difference,
+        p_value=test.p_value,
+        bounds=(bounds.low, bounds.high),
+        interval=(interval.low, interval.high),
+        unjudged_pairs=bounds.unjudged_pairs,
+        alpha=alpha,
+    )
     return Comparison(
         a=first,
         b=second,
@@ -160,7 +179,168 @@ def comparison(
         ordered=ordered,
         page=paged,
         rows=list(paged.object_list),
+        bounds=bounds,
+        verdict=decided,
     )
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """One list's top k over the compared queries: hits, judged hits, unjudged hits,
+    and how many of those are in the raters' queue (the project's pool)."""
+
+    hits: int
+    judged: int
+    unjudged: int
+    queued: int
+
+    @property
+    def judged_at_k(self) -> float | None:
+        return self.judged / self.hits if self.hits else None
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """Bounds of each list's mean and of the mean difference B - A over every grade
+    the unjudged hits could get (``metrics.core.bounds``), the distinct unjudged
+    (query, document) pairs in the top k of either list, and each list's coverage."""
+
+    low: float
+    high: float
+    low_a: float
+    high_a: float
+    low_b: float
+    high_b: float
+    unjudged_pairs: int
+    coverage_a: Coverage
+    coverage_b: Coverage
+    # Compared queries whose NDCG is 0 (IDCG 0) under both ends, for both lists.
+    zero_idcg: int
+
+
+def open_bounds(project, spec, fresh, first, second, common, values_a, values_b) -> Bounds:
+    """What the unjudged hits of the two lists leave open over the compared queries.
+
+    Per query each list's NDCG lies in its exact range over every filling of the
+    unjudged hits of both lists (``ndcg_ranges``; a grade for a document only the other
+    list returns still joins this list's judged ideal); a query a list did not return
+    counts 0 under a mean over all, as in the comparison. Per query B - A lies in
+    ``[low_b - high_a, high_b - low_a]`` and the bounds of the mean difference are the
+    means of those ends: an outer bound, conservative because it ignores that a
+    document both lists return gets one grade in both. Grades for documents neither
+    list returns are not among the fillings. Without an unjudged hit in either top k
+    the bounds have width 0 and nothing more is read.
+    """
+    if first.unjudged == 0 and second.unjudged == 0:
+        mean_a, mean_b = _mean(values_a) or 0.0, _mean(values_b) or 0.0
+        coverage = [_coverage(e, common) for e in (first, second)]
+        low = high = (mean_b - mean_a) if len(common) else 0.0
+        zero = int(np.count_nonzero((values_a == 0) & (values_b == 0)))
+        return Bounds(low, high, mean_a, mean_a, mean_b, mean_b, 0, *coverage, zero)
+    read = [_read(first.result_list, spec, fresh), _read(second.result_list, spec, fresh)]
+    keys = [_keys(grades, documents) for grades, documents in read]
+    unjudged = [
+        _unjudged_pairs(grades, documents, key, common, spec.k)
+        for (grades, documents), key in zip(read, keys, strict=True)
+    ]
+    ranges = []
+    for side, (grades, _) in enumerate(read):
+        other = unjudged[1 - side][2]
+        others = _others(grades, keys[side], other)
+        found = ndcg_ranges(
+            grades.ranked_grades, grades.offsets, grades.judged_grades, grades.judged_offsets,
+            k=spec.k, grades=range(project.max_grade + 1), gain=spec.gain,
+            discount=spec.discount, ideal=spec.ideal, ideal_depth=spec.ideal_depth,
+            others=others,
+        )  # fmt: skip
+        low = sorted_lookup(grades.query_ids, found.low, common)
+        high = sorted_lookup(grades.query_ids, found.high, common)
+        ranges.append((np.nan_to_num(low, nan=0.0), np.nan_to_num(high, nan=0.0)))
+    (low_a, high_a), (low_b, high_b) = ranges
+    low, high = difference_bounds(low_a, high_a, low_b, high_b)
+    pairs = np.union1d(unjudged[0][2], unjudged[1][2])
+    coverage = [
+        _coverage(evaluation, common, unjudged_keys=found[2], hits=found[3], queued=found[4])
+        for evaluation, found in zip((first, second), unjudged, strict=True)
+    ]
+    zero = int(np.count_nonzero((high_a == 0) & (high_b == 0)))
+    return Bounds(
+        low, high, _mean(low_a) or 0.0, _mean(high_a) or 0.0, _mean(low_b) or 0.0,
+        _mean(high_b) or 0.0, len(pairs), *coverage, zero,
+    )  # fmt: skip
+
+
+def _read(result_list, spec, fresh):
+    """The list's grades and documents, laid out alike (read again should a write
+    change the hits in between)."""
+    depth = evaluate.read_depth(spec)
+    for _ in range(3):
+        grades, _ = evaluate.result_list_evaluate(result_list, spec, fresh=fresh)
+        documents = packed_reads.ranked_documents(result_list.pk, depth=depth)
+        same = np.array_equal(documents.query_ids, grades.query_ids)
+        if same and np.array_equal(documents.offsets, grades.offsets):
+            return grades, documents
+    raise RuntimeError("The result list's hits kept changing while they were read.")
+
+
+SHIFT = np.int64(1) << np.int64(32)
+
+
+def _keys(grades, documents) -> np.ndarray:
+    """One int64 per hit naming its (query, document) pair."""
+    queries = np.repeat(grades.query_ids, np.diff(grades.offsets)).astype(np.int64)
+    return queries * SHIFT + documents.document_ids.astype(np.int64)
+
+
+def _unjudged_pairs(grades, documents, keys, common, k):
+    """Unjudged hits in the top k of the compared queries: their queries, documents,
+    pair keys (distinct, sorted), the top k hits counted, and how many are queued."""
+    rank = positions(grades.offsets)
+    queries = np.repeat(grades.query_ids, np.diff(grades.offsets))
+    within = (rank < (k if k is not None else np.inf)) & np.isin(queries, common)
+    missing = within & np.isnan(grades.ranked_grades)
+    params = {
+        "queries": queries[missing].tolist(),
+        "documents": documents.document_ids[missing].tolist(),
+    }
+    queued = 0
+    if params["queries"]:
+        with connection.cursor() as cursor:
+            cursor.execute(POOLED_SQL, params)
+            queued = cursor.fetchone()[0]
+    return (
+        queries[missing],
+        documents.document_ids[missing],
+        np.unique(keys[missing]),
+        int(np.count_nonzero(within)),
+        queued,
+    )
+
+
+def _others(grades, keys, other_unjudged: np.ndarray) -> np.ndarray:
+    """Per query of ``grades``: the other list's unjudged documents it does not return."""
+    extra = np.setdiff1d(other_unjudged, keys)
+    queries = extra // SHIFT
+    at = np.searchsorted(grades.query_ids, queries)
+    counts = np.zeros(len(grades.query_ids), np.int64)
+    found = (
+        (at < len(grades.query_ids))
+        & (grades.query_ids[np.minimum(at, len(grades.query_ids) - 1)] == queries)
+        if len(grades.query_ids)
+        else np.zeros(0, bool)
+    )
+    np.add.at(counts, at[found], 1)
+    return counts
+
+
+def _coverage(evaluation, common, *, unjudged_keys=None, hits=None, queued=0) -> Coverage:
+    if hits is None:
+        mask = np.isin(evaluation.query_ids, common)
+        hits = int(evaluation.retrieved[mask].sum())
+        judged = int(evaluation.judged[mask].sum())
+        return Coverage(hits, judged, hits - judged, 0)
+    unjudged = len(unjudged_keys)
+    return Coverage(hits, hits - unjudged, unjudged, queued)
 
 
 def compared_queries(first: Evaluation, second: Evaluation) -> np.ndarray:

@@ -209,3 +209,54 @@ def test_the_gate_over_all_queries_counts_the_query_the_candidate_no_longer_retu
     )
     assert f"FAILED: Mean NDCG@10 fell by {a - b:.4f} ({a:.4f} to {b:.4f}) over all 3 " in out
     assert "302" in [row.split()[0] for row in out.splitlines() if row.startswith("    3")]
+
+
+def open_candidate(project) -> ResultList:
+    """The baseline's ranking under a new, unjudged document at the top of every query."""
+    candidate = ResultListFactory(project=project, name="ci-open")
+    for query in project.queries.order_by("pk"):
+        new = DocumentFactory(project=project, external_id=f"{query.text}-new")
+        docs = [new, *(project.documents.get(external_id=f"{query.text}-{n}") for n in BASELINE)]
+        for rank, document in enumerate(docs, start=1):
+            HitFactory(result_list=candidate, query=query, document=document, rank=rank)
+    return candidate
+
+
+def test_require_decided_exits_3_while_unjudged_hits_could_change_the_answer(
+    live_server, project, analyst
+):
+    token = token_create(user=analyst)
+    open_candidate(project)
+    args = ("--baseline", "prod", "--candidate", "ci-open", "--max-drop", "1")
+
+    plain = gate(live_server, token, *args)
+    strict = gate(live_server, token, *args, "--require-decided")
+
+    # The drop (the new documents count 0 for now) is within --max-drop: without
+    # --require-decided the gate passes, saying it is not decided.
+    assert plain.returncode == 0, plain.stderr
+    assert strict.returncode == 3, strict.stderr
+    for done in (plain, strict):
+        assert "VERDICT: not decided yet: the unjudged hits could still change the answer" in (
+            done.stdout
+        )
+        assert "(4 unjudged pairs in the top k; alpha 0.05)" in done.stdout
+        assert "Coverage A prod: judged@k 100.0%, 0 unjudged in the top k" in done.stdout
+        assert (
+            "Coverage B ci-open: judged@k 83.3%, 4 unjudged in the top k, "
+            "4 of them in the raters' queue" in done.stdout
+        )
+        assert "PASSED" in done.stdout
+
+
+def test_require_decided_passes_a_decided_comparison(live_server, project, analyst, tmp_path):
+    token = token_create(user=analyst)
+
+    done = gate(live_server, token, "--baseline", "prod", "--require-decided",
+                "--run", str(run_file(project, tmp_path, {})), "--name", "ci-same")  # fmt: skip
+
+    assert done.returncode == 0, done.stderr
+    assert "VERDICT: no difference shown (0 unjudged pairs in the top k" in done.stdout
+    assert "Bounds of the change over every grade the unjudged hits could get: +0.0000 to " in (
+        done.stdout
+    )

@@ -65,3 +65,85 @@ def test_a_fully_judged_list_has_one_value():
     exact = ndcg([3, 0, 2], [3, 2, 0, 1], k=3).ndcg
     assert found.low == found.high == exact
     assert found.low_fill == found.high_fill == ()
+
+
+def _batch(rankings):
+    flat = [np.nan if g is None else g for ranking in rankings for g in ranking]
+    offsets = np.cumsum([0, *map(len, rankings)])
+    return np.array(flat, dtype=float), offsets
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_bounds_of_the_mean_difference_hold_every_joint_filling(seed):
+    """Two lists over the same queries sharing documents: a shared unjudged document
+    gets one grade in both, and every such filling's mean B - A lies in the bounds."""
+    from metrics.core.bounds import difference_bounds, ndcg_ranges
+
+    rng = np.random.default_rng(1000 + seed)
+    grades = (0, 1, 2)
+    k = [None, 2, 3][seed % 3]
+    queries = int(rng.integers(1, 3))
+    docs = {}  # (query, doc) -> grade or None
+    lists = {"a": [], "b": []}
+    for q in range(queries):
+        pool = list(range(5))
+        for d in pool:
+            docs[q, d] = None if rng.random() < 0.4 else int(rng.choice(grades))
+        for side in lists:
+            lists[side].append([int(d) for d in rng.permutation(pool)[: int(rng.integers(1, 4))]])
+    returned = {(q, d) for side in lists.values() for q in range(queries) for d in side[q]}
+    # Unjudged documents neither list returned stay out of the fillings (and the ideal).
+    docs = {key: g for key, g in docs.items() if g is not None or key in returned}
+    judged = [
+        [g for (q2, _), g in docs.items() if q2 == q and g is not None] for q in range(queries)
+    ]
+    open_pairs = [key for key, g in docs.items() if g is None]
+
+    def ranges(side):
+        other = lists["b" if side == "a" else "a"]
+        others = [
+            len({d for d in other[q] if docs[q, d] is None} - set(lists[side][q]))
+            for q in range(queries)
+        ]
+        ranked, offsets = _batch([[docs[q, d] for d in lists[side][q]] for q in range(queries)])
+        j, jo = _batch(judged)
+        return ndcg_ranges(
+            ranked, offsets, j, jo, k=k, grades=grades, gain="linear", others=np.array(others)
+        )
+
+    ra, rb = ranges("a"), ranges("b")
+    low, high = difference_bounds(ra.low, ra.high, rb.low, rb.high)
+    for fill in product(grades, repeat=len(open_pairs)):
+        filled = dict(docs) | dict(zip(open_pairs, fill, strict=True))
+        diffs = []
+        for q in range(queries):
+            ideal = [g for (q2, _), g in filled.items() if q2 == q]
+            a = ndcg([filled[q, d] for d in lists["a"][q]], ideal, k=k, gain="linear").ndcg
+            b = ndcg([filled[q, d] for d in lists["b"][q]], ideal, k=k, gain="linear").ndcg
+            diffs.append(b - a)
+        assert low - 1e-12 <= np.mean(diffs) <= high + 1e-12
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_batch_ranges_are_those_of_each_query(seed):
+    from metrics.core.bounds import ndcg_ranges
+
+    rng = np.random.default_rng(seed)
+    grades = (0, 1, 2, 3)
+    rankings = [
+        [
+            None if rng.random() < 0.3 else int(rng.choice(grades))
+            for _ in range(int(rng.integers(0, 6)))
+        ]
+        for _ in range(6)
+    ]
+    judged = [[g for g in r if g is not None] + [int(rng.choice(grades))] for r in rankings]
+    ranked, offsets = _batch(rankings)
+    j, jo = _batch(judged)
+    found = ndcg_ranges(ranked, offsets, j, jo, k=3, grades=grades)
+    for q, (r, jq) in enumerate(zip(rankings, judged, strict=True)):
+        if not r:
+            continue
+        one = ndcg_range(r, jq, k=3, grades=grades)
+        assert found.low[q] == pytest.approx(one.low) and found.high[q] == pytest.approx(one.high)
+        assert found.open[q] == (None in r)

@@ -1,0 +1,45 @@
+"""The compare page with unjudged hits, in headless Chromium at 1280 and 390 px: the
+sentence at the top and the verdict in words, within the window.
+
+Screenshots go to $SCREENSHOTS (compare-verdict-<width>.png).
+"""
+
+import os
+
+import pytest
+
+from tests.api.test_compare_verdict import QUERIES, project_of
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+
+SCREENSHOTS = os.environ.get("SCREENSHOTS", "/tmp/relevance-judge-screenshots")
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_unjudged_hits_are_said_at_the_top_with_the_verdict(page, analyst, width):
+    queries = [f"q{i}" for i in range(QUERIES)]
+    project, made = project_of(
+        "e2e-open",
+        {
+            "a": [(q, "good") for q in queries],
+            "b": [(q, d) for q in queries for d in ("new", "good")],
+        },
+        [(q, "good", 3) for q in queries],
+    )
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto("/accounts/login/")
+    page.fill("#id_username", analyst.username)
+    page.fill("#id_password", "password")
+    page.click("button[type=submit]")
+    page.wait_for_url(lambda url: "/accounts/login/" not in url)
+
+    page.goto(f"/metrics/{project.slug}/compare/?a={made['a'].pk}&b={made['b'].pk}&k=10")
+
+    os.makedirs(SCREENSHOTS, exist_ok=True)
+    page.screenshot(path=f"{SCREENSHOTS}/compare-verdict-{width}.png", full_page=True)
+    warning = page.get_by_test_id("unjudged-warning")
+    assert warning.is_visible()
+    assert "12 of B's hits in the top k have no grade" in warning.inner_text()
+    verdict = page.get_by_test_id("verdict")
+    assert verdict.inner_text().startswith("Verdict: Not decided yet")
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
