@@ -42,4 +42,9 @@ def test_unjudged_hits_are_said_at_the_top_with_the_verdict(page, analyst, width
     assert "12 of B's hits in the top k have no grade" in warning.inner_text()
     verdict = page.get_by_test_id("verdict")
     assert verdict.inner_text().startswith("Verdict: Not decided yet")
+    # At the top: both within the first screen, above the form, at either width.
+    for said in (warning, verdict):
+        box = said.bounding_box()
+        assert box["y"] + box["height"] <= 900, box
+    assert warning.bounding_box()["y"] < page.locator("form.params-form").bounding_box()["y"]
     assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
