@@ -10,7 +10,6 @@ production a ``db_worker`` process of django-tasks-db does.
 """
 
 import contextlib
-import datetime as dt
 import logging
 import struct
 import time
@@ -385,25 +384,12 @@ RUNNERS = {
 }
 
 
-# The running jobs whose lease has run out, each locked (a row a live task holds, as it
-# renews the lease or reports, is left to the next look).
-ABANDONED_JOBS_SQL = """
-SELECT id FROM judgements_job
-WHERE status = 'running' AND lease_until < %s
-ORDER BY lease_until
-FOR UPDATE SKIP LOCKED
-"""
-
-
 def jobs_recover() -> int:
     """End as failed each running job whose worker was lost (its lease ran out), saying
     where it stopped; its upload is deleted. Returns how many (see judgements.leases)."""
     recovered = 0
     with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute(ABANDONED_JOBS_SQL, [timezone.now()])
-            ids = [row[0] for row in cursor.fetchall()]
-        for job in Job.objects.filter(pk__in=ids):
+        for job in leases.abandoned(Job.objects):
             _finish(job, Job.Status.FAILED, errors=[_error(lost_reason(job))])
             JobUpload.objects.filter(job_id=job.pk).delete()
             if job.kind == Job.Kind.DELETE_PROJECT:
@@ -418,7 +404,7 @@ def lost_reason(job: Job) -> str:
     where = f"at {job.percent} %" if job.percent is not None else "before its end"
     if job.stage:
         where += f" ({job.stage})"
-    since = job.lease_until - dt.timedelta(seconds=leases.lease_seconds())
+    since = leases.last_heartbeat(job.lease_until)
     nothing = "deleted" if job.kind in DELETIONS else "imported"
     return (
         f"Its worker stopped {where}: no heartbeat since {leases.stopped_at(since)}. "

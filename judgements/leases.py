@@ -48,6 +48,19 @@ def lease_end() -> dt.datetime:
     return timezone.now() + dt.timedelta(seconds=lease_seconds())
 
 
+def abandoned(queryset) -> list:
+    """The rows of ``queryset`` (jobs or machine runs) still running whose lease has run
+    out, oldest first, each locked for the caller's transaction; a row a live task holds
+    (renewing its lease, reporting or claiming) is skipped, left to the next look."""
+    running = queryset.filter(status="running", lease_until__lt=timezone.now())
+    return list(running.select_for_update(skip_locked=True).order_by("lease_until"))
+
+
+def last_heartbeat(lease_until: dt.datetime) -> dt.datetime:
+    """When the heartbeat that set ``lease_until`` came."""
+    return lease_until - dt.timedelta(seconds=lease_seconds())
+
+
 class Heartbeat:
     """Within ``with``, call ``renew(cursor)`` every third of the lease from a thread on a
     connection of its own, closed at the end. A failed renewal is logged and tried again

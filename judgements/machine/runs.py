@@ -195,30 +195,17 @@ def _hand_back(run_id: int) -> None:
     logger.warning("Run %s was handed back by its stopping worker and queued again", run.pk)
 
 
-# The runs still running whose lease has run out, each locked (a run whose row a live
-# task holds, to claim a pair, is left to the next look).
-ABANDONED_RUNS_SQL = """
-SELECT id FROM judgements_machinerun
-WHERE status = 'running' AND lease_until < %s
-ORDER BY lease_until
-FOR UPDATE SKIP LOCKED
-"""
-
-
 def runs_recover() -> int:
     """Resume each running run whose tasks all died (its lease ran out): its claims are
     handed back (their answers never came) and a task is queued for it; the pairs
     answered stay answered. Returns how many (see judgements.leases)."""
     recovered = 0
     with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute(ABANDONED_RUNS_SQL, [timezone.now()])
-            ids = [row[0] for row in cursor.fetchall()]
-        for run in MachineRun.objects.filter(pk__in=ids):
+        for run in leases.abandoned(MachineRun.objects):
             claimed = run.items.filter(status=MachineRunItem.Status.CLAIMED).update(
                 status=MachineRunItem.Status.PENDING, claim=None, claimed_at=None
             )
-            since = run.lease_until - dt.timedelta(seconds=leases.lease_seconds())
+            since = leases.last_heartbeat(run.lease_until)
             run.reason = (
                 f"Its worker stopped at {run.answered} of {run.total} pairs: no heartbeat "
                 f"since {leases.stopped_at(since)}. Its {claimed} claimed pairs were handed "
