@@ -118,14 +118,10 @@ def test_the_core_with_unjudged_removed_gives_trec_eval_J_ndcg():
 
 def test_unrounded_values_equal_pytrec_eval_judged_docs_only():
     pytrec_eval = pytest.importorskip("pytrec_eval")
-    qrels = {}
-    for line in (TREC_EVAL_TEST / "qrels.rel_level").read_text().splitlines():
-        qid, _, docno, grade = line.split()
-        qrels.setdefault(qid, {})[docno] = int(grade)
-    run = {}
-    for line in (TREC_EVAL_TEST / "results.test").read_text().splitlines():
-        qid, _, docno, _, score, _ = line.split()[:6]
-        run.setdefault(qid, {})[docno] = float(score)
+    with open(TREC_EVAL_TEST / "qrels.rel_level") as qrels_file:
+        qrels = pytrec_eval.parse_qrel(qrels_file)
+    with open(TREC_EVAL_TEST / "results.test") as run_file:
+        run = pytrec_eval.parse_run(run_file)
     measures = {"ndcg", "ndcg_cut.5,10,100", "map", "P.10"}
     expected = pytrec_eval.RelevanceEvaluator(
         qrels, measures, judged_docs_only_flag=True

@@ -139,14 +139,10 @@ def test_per_query_precision_map_and_reciprocal_rank_match_with_relevance_level_
 
 def test_unrounded_values_equal_pytrec_eval_on_the_trec_eval_test_files():
     pytrec_eval = pytest.importorskip("pytrec_eval")
-    qrels = {}
-    for line in (TREC_EVAL_TEST / "qrels.rel_level").read_text().splitlines():
-        qid, _, docno, grade = line.split()
-        qrels.setdefault(qid, {})[docno] = int(grade)
-    run = {}
-    for line in (TREC_EVAL_TEST / "results.test").read_text().splitlines():
-        qid, _, docno, _, score, _ = line.split()[:6]
-        run.setdefault(qid, {})[docno] = float(score)
+    with open(TREC_EVAL_TEST / "qrels.rel_level") as qrels_file:
+        qrels = pytrec_eval.parse_qrel(qrels_file)
+    with open(TREC_EVAL_TEST / "results.test") as run_file:
+        run = pytrec_eval.parse_run(run_file)
     expected = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg", "ndcg_cut.5,10,100"}).evaluate(run)
 
     ours = command_lines(
