@@ -87,3 +87,13 @@ def page_without_javascript(browser, live_server):
     context, page = _new_page(browser, live_server, java_script_enabled=False)
     yield page
     context.close()
+
+
+def log_in(page, username: str, password: str = "password") -> None:
+    """Sign in on the login page and wait to leave it (a rater of one project lands in
+    its queue, everyone else on the projects page)."""
+    page.goto("/accounts/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("button[type=submit]")
+    page.wait_for_url(lambda url: "/accounts/login/" not in url)

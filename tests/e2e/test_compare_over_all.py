@@ -9,6 +9,7 @@ import os
 import pytest
 
 from tests.api.test_compare import TREC_EVAL_PARAMS, trec_eval_lists
+from tests.e2e.conftest import log_in
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
@@ -20,11 +21,7 @@ def test_the_page_counts_the_dropped_query_and_fits_the_window(page, analyst, wi
     project, production, candidate = trec_eval_lists()
     params = "&".join(f"{name}={value}" for name, value in TREC_EVAL_PARAMS.items())
     page.set_viewport_size({"width": width, "height": 900})
-    page.goto("/accounts/login/")
-    page.fill("#id_username", analyst.username)
-    page.fill("#id_password", "password")
-    page.click("button[type=submit]")
-    page.wait_for_url(lambda url: "/accounts/login/" not in url)
+    log_in(page, analyst.username)
 
     page.goto(f"/metrics/{project.slug}/compare/?a={production.pk}&b={candidate.pk}&{params}")
 

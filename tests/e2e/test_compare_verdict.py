@@ -9,6 +9,7 @@ import os
 import pytest
 
 from tests.api.test_compare_verdict import QUERIES, project_of
+from tests.e2e.conftest import log_in
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
@@ -27,11 +28,7 @@ def test_unjudged_hits_are_said_at_the_top_with_the_verdict(page, analyst, width
         [(q, "good", 3) for q in queries],
     )
     page.set_viewport_size({"width": width, "height": 900})
-    page.goto("/accounts/login/")
-    page.fill("#id_username", analyst.username)
-    page.fill("#id_password", "password")
-    page.click("button[type=submit]")
-    page.wait_for_url(lambda url: "/accounts/login/" not in url)
+    log_in(page, analyst.username)
 
     page.goto(f"/metrics/{project.slug}/compare/?a={made['a'].pk}&b={made['b'].pk}&k=10")
 
