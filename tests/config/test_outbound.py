@@ -5,8 +5,6 @@ allows it, the cap on a reply's size, and what users are told."""
 import datetime as dt
 import ipaddress
 import ssl
-import subprocess
-import sys
 import time
 
 import pytest
@@ -17,7 +15,7 @@ from cryptography.x509.oid import NameOID
 
 from config import outbound
 from config.outbound import HostNotFound, OutboundRefused, ResponseTooLarge
-from tests.config.test_production import ROOT, production_environment
+from tests.config.test_production import production_environment, settings_import
 from tests.web_server import answer, serving
 
 
@@ -279,12 +277,6 @@ def test_a_malformed_allow_list_stops_the_app_at_start():
     environment = production_environment(
         DATABASE_URL="postgres://u@h/n", OUTBOUND_ALLOW="127.0.0.1:11434,model server"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", "import config.settings"],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-    )
+    done = settings_import(environment)
     assert done.returncode != 0
     assert "OUTBOUND_ALLOW: 'model server' is not a host name" in done.stderr

@@ -48,6 +48,13 @@ def production_environment(**extra) -> dict:
     }
 
 
+def settings_import(environment: dict, code: str = "import config.settings"):
+    """A Python process that runs ``code`` (by default, reads the settings) with only
+    ``environment``; its exit status and output, for tests of what stops the app."""
+    command = [sys.executable, "-c", code]
+    return subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True)
+
+
 @pytest.fixture(scope="module")
 def static_root(tmp_path_factory) -> Path:
     """collectstatic exactly as the Dockerfile runs it: no database, manifest storage."""
@@ -102,13 +109,7 @@ def test_settings_refuse_a_missing_or_blank_secret_key_when_debug_is_unset(secre
     del environment["DEBUG"], environment["SECRET_KEY"]
     if secret_key is not None:
         environment["SECRET_KEY"] = secret_key
-    done = subprocess.run(
-        [sys.executable, "-c", "import config.settings"],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-    )
+    done = settings_import(environment)
     assert done.returncode != 0
     assert "Set SECRET_KEY" in done.stderr
 

@@ -3,8 +3,6 @@ the operator's prefix (MACHINE_JUDGE_KEY_PREFIX, RJ_JUDGE_KEY_ by default) or a 
 entered in the app and stored sealed; no other variable of the server can be named."""
 
 import importlib
-import subprocess
-import sys
 
 import pytest
 from django.apps import apps
@@ -14,7 +12,7 @@ from rest_framework.test import APIClient
 
 from judgements.machine.runs import machine_run_start
 from judgements.models import MachineJudge, MachineRun
-from tests.config.test_production import ROOT, production_environment
+from tests.config.test_production import production_environment, settings_import
 from tests.machine.conftest import machine_events, make_judge, pool_project
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
@@ -284,13 +282,7 @@ def test_a_malformed_prefix_stops_the_app_at_start(prefix):
     environment = production_environment(
         DATABASE_URL="postgres://u@h/n", MACHINE_JUDGE_KEY_PREFIX=prefix
     )
-    done = subprocess.run(
-        [sys.executable, "-c", "import config.settings"],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-    )
+    done = settings_import(environment)
     assert done.returncode != 0
     assert "MACHINE_JUDGE_KEY_PREFIX must be a variable-name prefix" in done.stderr
 
@@ -300,7 +292,5 @@ def test_an_empty_prefix_is_the_default_not_none():
         DATABASE_URL="postgres://u@h/n", MACHINE_JUDGE_KEY_PREFIX=""
     )
     code = "import config.settings as s; print(s.MACHINE_JUDGE_KEY_PREFIX)"
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=environment, capture_output=True, text=True
-    )
+    done = settings_import(environment, code)
     assert done.stdout.strip() == "RJ_JUDGE_KEY_", done.stderr
