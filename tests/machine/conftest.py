@@ -71,5 +71,22 @@ def make_judge(project, server, **config):
     )
 
 
+def judge_form(server, **fields) -> dict:
+    """The judge page's form, filled for ``server``, ``fields`` overriding."""
+    return {
+        "name": "Hosted",
+        "base_url": server.url,
+        "model": "m",
+        "prompt_template": "Query: {query}\nTitle: {title}",
+        "temperature": "0",
+        "concurrency": "1",
+        "timeout_seconds": "5",
+        "max_retries": "0",
+        "cost_input_per_1k": "0",
+        "cost_output_per_1k": "0",
+        **fields,
+    }
+
+
 def machine_events(judge):
     return Judgement.objects.filter(rater=judge.rater).order_by("id")

@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 from judgements.machine.runs import machine_run_start
 from judgements.models import MachineJudge, MachineRun
 from tests.config.test_production import production_environment, settings_import
-from tests.machine.conftest import machine_events, make_judge, pool_project
+from tests.machine.conftest import judge_form, machine_events, make_judge, pool_project
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
@@ -30,22 +30,6 @@ def server_secrets(monkeypatch):
     for name, value in SERVER_SECRETS.items():
         monkeypatch.setenv(name, value)
     return SERVER_SECRETS
-
-
-def judge_form(server, **fields) -> dict:
-    return {
-        "name": "Hosted",
-        "base_url": server.url,
-        "model": "m",
-        "prompt_template": "Query: {query}\nTitle: {title}",
-        "temperature": "0",
-        "concurrency": "1",
-        "timeout_seconds": "5",
-        "max_retries": "0",
-        "cost_input_per_1k": "0",
-        "cost_output_per_1k": "0",
-        **fields,
-    }
 
 
 def everything_sent(server) -> str:

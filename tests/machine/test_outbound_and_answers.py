@@ -12,7 +12,7 @@ from django.urls import reverse
 from judgements.machine import client as model_client
 from judgements.machine.runs import machine_run_start
 from judgements.models import MachineJudge
-from tests.machine.conftest import machine_events, make_judge, pool_project
+from tests.machine.conftest import judge_form, machine_events, make_judge, pool_project
 from tests.model_server import ModelServer, Raw
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
@@ -42,18 +42,7 @@ def test_a_loopback_base_url_is_refused_by_default_in_the_form(charlie, model_se
     settings.OUTBOUND_ALLOW = []
     project = pool_project(1, 1)
     url = reverse("judgements:machine_judges", args=[project.slug])
-    form = {
-        "name": "Local",
-        "base_url": model_server.url,
-        "model": "m",
-        "prompt_template": "{query} {title}",
-        "temperature": "0",
-        "concurrency": "1",
-        "timeout_seconds": "5",
-        "max_retries": "0",
-        "cost_input_per_1k": "0",
-        "cost_output_per_1k": "0",
-    }
+    form = judge_form(model_server, name="Local")
 
     response = charlie.post(url, form)
 
