@@ -48,6 +48,7 @@ def judges(request, slug):
         for judge in project.machine_judges.order_by("name")
     ]
     ctx = {"project": project, "form": form, "gate_form": gate_form, "rows": rows}
+    ctx["key_prefix"] = settings.MACHINE_JUDGE_KEY_PREFIX
     status = 400 if form.errors else 200
     return render(request, "judgements/machine/judges.html", ctx, status=status)
 

@@ -278,3 +278,15 @@ def test_an_empty_prefix_is_the_default_not_none():
     code = "import config.settings as s; print(s.MACHINE_JUDGE_KEY_PREFIX)"
     done = settings_import(environment, code)
     assert done.stdout.strip() == "RJ_JUDGE_KEY_", done.stderr
+
+
+def test_the_new_judge_form_says_where_a_key_may_come_from(charlie, settings):
+    settings.MACHINE_JUDGE_KEY_PREFIX = "ACME_MODEL_KEY_"
+    project = pool_project(1, 1)
+
+    page = charlie.get(reverse("judgements:machine_judges", args=[project.slug]))
+
+    text = page.content.decode()
+    assert "stored encrypted, never shown again" in text
+    assert "<code>ACME_MODEL_KEY_OPENAI</code>" in text
+    assert "OPENAI_API_KEY" not in text
