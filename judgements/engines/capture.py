@@ -12,6 +12,7 @@ keeps its ranking on the capture instead, out of the raters' pool, until it is k
 
 import io
 import json
+import math
 import time
 
 from django.core.exceptions import ValidationError
@@ -21,8 +22,9 @@ from django.utils import timezone
 from config.encryption import SecretsUnavailable, UnreadableSecret, unseal
 from judgements.engines import clients
 from judgements.engines.templates import QueryValues, TemplateError, template_fill, template_parse
-from judgements.importers import ImportRejected
-from judgements.imports import document_import, result_list_import
+from judgements.importers import HitRow, ImportRejected, LineError
+from judgements.imports import document_import
+from judgements.imports.result_lists import result_list_import_hits
 from judgements.models import Capture, CaptureSchedule, Query, SearchEndpoint, SearchTemplate
 
 # Failures listed on the capture: enough to see the pattern, never a second log.
@@ -135,13 +137,13 @@ def _ranking(capture: Capture) -> list:
         )
     finally:
         engine.close()
-    ranking, failures, notes = [], [], _Notes()
+    ranking, failures, notes, described = [], [], _Notes(), set()
     for (query_id, text, _, _), answer in zip(queries, answers, strict=True):
         if answer.failed:
             failures.append({"query": text, "status": answer.status, "message": answer.error})
             continue
         notes.add(answer, endpoint.depth)
-        ranking.append([query_id, [hit_dict(hit) for hit in answer.hits]])
+        ranking.append([query_id, [hit_dict(hit, described) for hit in answer.hits]])
     if not any(hits for _, hits in ranking):
         ranking = []
     fields = {"failed": len(failures), "failures": failures[:MAX_FAILURES], "notes": notes.lines}
@@ -176,14 +178,22 @@ class _Notes:
         return lines
 
 
-def hit_dict(hit) -> dict:
-    document = hit.document
+def hit_dict(hit, described: set[str]) -> dict:
+    """A hit as the ranking keeps it: its id and score, and what describes its document
+    (title, url, snippet, fields) unless a hit before it did (its id in ``described``).
+    Only a document's first description is stored (``_document_lines``), so a try keeps
+    each once, not once for every query that returned it (seven times, on Cranfield)."""
     found = {"id": hit.external_id, "score": hit.score}
+    if hit.external_id in described:
+        return found
+    document = hit.document
     for name in ("title", "url", "snippet"):
         if getattr(document, name):
             found[name] = getattr(document, name)
     if document.fields:
         found["fields"] = document.fields
+    if len(found) > 2:
+        described.add(hit.external_id)
     return found
 
 
@@ -208,25 +218,13 @@ def result_list_store(*, capture: Capture, ranking: list, name: str = "") -> Non
     documents = _document_lines(project, ranking)
     if documents:
         document_import(project=project, upload=io.BytesIO(documents))
-    texts = dict(Query.objects.filter(project=project).values_list("id", "text"))
-    run = {
-        "queries": [
-            {
-                "query": texts[query_id],
-                "hits": [{"id": h["id"], "score": h["score"]} for h in hits],
-            }
-            for query_id, hits in ranking
-            if query_id in texts
-        ]
-    }
-    result = result_list_import(
+    result = result_list_import_hits(
         project=project,
-        upload=io.BytesIO(json.dumps(run).encode()),
-        file_format="json",
-        uploaded_by=capture.created_by,
+        hits=_hit_rows(project, ranking),
         name=name or capture.name,
         engine=engine_label(capture),
         captured_at=capture.started_at or timezone.now(),
+        uploaded_by=capture.created_by,
     )
     capture.result_list = result.result_list
     capture.save(update_fields=["result_list"])
@@ -245,6 +243,21 @@ def engine_label(capture: Capture) -> str:
     elif capture.is_try:
         label += f" · kept {capture.get_kind_display()}"
     return label
+
+
+def _hit_rows(project, ranking: list):
+    """The ranking's hits as the import's rows, each query's in the engine's order; a
+    query deleted since the capture began is left out."""
+    kept = set(Query.objects.filter(project=project).values_list("id", flat=True))
+    for query_id, hits in ranking:
+        if query_id not in kept:
+            continue
+        for rank, hit in enumerate(hits, start=1):
+            score = hit["score"]
+            if score is not None and not math.isfinite(score):
+                yield LineError(rank, "score", "must be finite.")
+                continue
+            yield HitRow(rank, query_id, hit["id"], rank, score)
 
 
 def _document_lines(project, ranking: list) -> bytes:

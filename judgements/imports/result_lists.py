@@ -2,13 +2,14 @@
 ranked as trec_eval ranks them, and the documents and queries it names."""
 
 from collections import Counter
+from collections.abc import Iterable
 from datetime import datetime
 
 from django.db import connection, transaction
 from django.utils import timezone
 
 from judgements import importers
-from judgements.importers import DocumentRow, ImportRejected, LineError, RunInfo
+from judgements.importers import DocumentRow, HitRow, ImportRejected, LineError, RunInfo
 from judgements.imports.common import (
     ImportResult,
     Summary,
@@ -52,13 +53,39 @@ def result_list_import(
     vocabulary = vocabulary_for(project, query_map=query_map, documents=True)
     vocabulary.create_missing = create_missing
     writer = _HitWriter(project, vocabulary, RunInfo(name, engine, captured_at), uploaded_by, spec)
+    return _import(writer, spec.parse(upload_chunks(upload), vocabulary))
+
+
+@transaction.atomic
+def result_list_import_hits(
+    *,
+    project: Project,
+    hits: Iterable[HitRow | LineError],
+    name: str,
+    engine: str = "",
+    captured_at: datetime | None = None,
+    uploaded_by=None,
+) -> ImportResult:
+    """Create a result list from hits read already (a capture's, from the engine's
+    answers), kept in their order as a JSON upload's are; all or nothing.
+
+    Each hit names an existing query by ``query_id``; documents the project lacks are
+    created from the hit's ``document``, else with the id alone. A ``LineError`` among
+    the hits rejects the list, as a line of an upload would.
+    """
+    spec = importers.RESULT_LIST_FORMATS["json"]
+    vocabulary = vocabulary_for(project, documents=True)
+    writer = _HitWriter(project, vocabulary, RunInfo(name, engine, captured_at), uploaded_by, spec)
+    return _import(writer, hits)
+
+
+def _import(writer: "_HitWriter", items) -> ImportResult:
     summary = Summary()
-    parsed = summary.rows(spec.parse(upload_chunks(upload), vocabulary))
-    rows = import_rows(writer.take_info(parsed), writer.write)
+    rows = import_rows(writer.take_info(summary.rows(items)), writer.write)
     if writer.result_list is None:
         raise ImportRejected([LineError(None, None, "The file has no hits.")], 1)
     summary.notes += writer.finish()
-    metrics_schedule_refresh(project_id=project.pk, query_ids=sorted(writer.query_ids))
+    metrics_schedule_refresh(project_id=writer.project.pk, query_ids=sorted(writer.query_ids))
     return summary.result(rows=rows, created=rows, result_list=writer.result_list)
 
 

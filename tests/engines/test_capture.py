@@ -149,6 +149,21 @@ def test_a_documents_stored_fields_are_updated_and_unread_ones_kept(elastic, ana
     assert document.fields["team"] == "kept" and document.fields["author"]
 
 
+def test_hits_read_for_their_ids_alone_create_bare_documents(elastic, analyst, run):
+    project = cranfield_project(analyst, queries=5)
+    before = set(project.documents.values_list("external_id", flat=True))
+    endpoint = make_endpoint(project, elastic, analyst, title_field="", snippet_field="")
+
+    capture = run(endpoint)
+
+    assert capture.status == "done", capture.error
+    created = project.documents.exclude(external_id__in=before)
+    assert created.exists()
+    # A hit's score is the hit's, not a field of its document.
+    assert {(d.title, d.snippet, str(d.fields)) for d in created} == {("", "", "{}")}
+    assert Hit.objects.filter(result_list=capture.result_list).count() == 50
+
+
 def test_a_failed_query_is_listed_with_its_status_and_the_engines_message(elastic, analyst, run):
     project = cranfield_project(analyst, queries=10)
     bad = project.queries.get(external_id="4")

@@ -5,10 +5,11 @@ import pytest
 from judgements.engines import tries
 from judgements.engines.capture import capture_start
 from judgements.engines.services import template_save
-from judgements.models import Capture, QueuePair, ResultList
+from judgements.models import Capture, Document, QueuePair, ResultList
 from metrics.dashboards.result_list import result_list_metrics
 from metrics.registry import project_spec
 from tests.engines.conftest import cranfield_project, make_endpoint
+from tests.engines.engine_server import Corpus
 
 pytestmark = pytest.mark.django_db
 
@@ -85,3 +86,26 @@ def test_keeping_a_try_stores_it_and_queues_its_unjudged_hits(setting, start, an
     assert queued <= pooled
     with pytest.raises(Exception, match="kept already"):
         tries.try_keep(capture=capture, name="again")
+
+
+def test_a_try_describes_each_document_once_and_keeping_it_describes_them_all(
+    setting, start, analyst
+):
+    project, endpoint, _ = setting
+    capture = start(endpoint, kind="try")
+    hits = [hit for _, ranked in capture.ranking for hit in ranked]
+    returned = {hit["id"] for hit in hits}
+    described = [hit["id"] for hit in hits if "title" in hit]
+    # Cranfield's queries share documents: some came back for several queries.
+    assert len(hits) > len(returned)
+    assert sorted(described) == sorted(returned)
+
+    tries.try_keep(capture=capture, name="kept")
+
+    titles = dict(
+        Document.objects.filter(project=project, external_id__in=returned).values_list(
+            "external_id", "title"
+        )
+    )
+    corpus = {document["id"]: document for document in Corpus.load().documents}
+    assert titles == {key: corpus[key]["title"].strip() for key in returned}
