@@ -49,6 +49,9 @@ class HitReader:
         self.snippet = endpoint.snippet_field
         self.kept = list(endpoint.kept_fields or [])
         self.hits_path, self.depth = endpoint.hits_path, endpoint.depth
+        # The documents read so far, by id, with what described them: a document that
+        # comes back for many queries, described alike, is checked once.
+        self.checked: dict[str, tuple[dict, DocumentRow]] = {}
 
     def source_fields(self) -> list[str] | bool:
         """The ``_source`` fields a capture reads (False when it reads none)."""
@@ -113,10 +116,19 @@ class HitReader:
         for name in self.kept:
             if name not in DOCUMENT_KEYS and (value := self.value(item, name)) is not None:
                 data[name] = value
-        document = document_row(rank, data)
+        document = self._document(rank, data)
         if isinstance(document, list):
             return f"Hit {rank}: " + "; ".join(_said(error) for error in document)
         return EngineHit(document.external_id, self._score(item), document, item)
+
+    def _document(self, rank: int, data: dict) -> DocumentRow | list[LineError]:
+        known = self.checked.get(data["id"])
+        if known is not None and known[0] == data:
+            return known[1]
+        document = document_row(rank, data)
+        if not isinstance(document, list):
+            self.checked[data["id"]] = (data, document)
+        return document
 
     def value(self, item: dict, name: str):
         """A field of a hit: ``_id`` and ``_score`` of Elasticsearch's, else the
