@@ -10,10 +10,13 @@ message; when every query failed, nothing is stored and the capture says why. A 
 keeps its ranking on the capture instead, out of the raters' pool, until it is kept.
 """
 
+import gc
 import io
 import json
 import math
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -98,9 +101,10 @@ def capture_run(capture_id: int) -> str:
         return "missing"
     capture = Capture.objects.select_related("endpoint__project", "template").get(pk=capture_id)
     try:
-        ranking = _ranking(capture)
-        if ranking and not capture.is_try:
-            result_list_store(capture=capture, ranking=ranking)
+        with _collector_paused():
+            ranking = _ranking(capture)
+            if ranking and not capture.is_try:
+                result_list_store(capture=capture, ranking=ranking)
     except (clients.EngineUnavailable, TemplateError, ValidationError) as error:
         return _fail(capture, " ".join(getattr(error, "messages", [str(error)])))
     except (SecretsUnavailable, UnreadableSecret) as error:
@@ -113,6 +117,20 @@ def capture_run(capture_id: int) -> str:
     if not ranking:
         return _fail(capture, _nothing_answered(capture))
     return _save(capture, status=Capture.Status.DONE, finished_at=timezone.now())
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector, off while the answers are read and stored: a thousand
+    queries' hits are some 100,000 new objects, for which it sweeps the whole process
+    (0.1 to 0.2 s of a capture taking 1.5), and they hold no reference cycles."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _ranking(capture: Capture) -> list:
@@ -130,7 +148,7 @@ def _ranking(capture: Capture) -> list:
         for _, text, description, key in queries
     ]
     engine = clients.engine_open(endpoint, secret_of(endpoint))
-    engine.trim_source = True
+    engine.trim_source, engine.reader.keep_raw = True, False
     try:
         answers = clients.search_all(
             engine, bodies, concurrency=endpoint.concurrency, progress=_progress(capture)

@@ -21,7 +21,7 @@ class EngineHit:
     external_id: str
     score: float | None
     document: DocumentRow
-    raw: dict
+    raw: dict | None  # The hit as the engine sent it (None where the reader keeps none).
 
 
 @dataclass
@@ -52,6 +52,9 @@ class HitReader:
         # The documents read so far, by id, with what described them: a document that
         # comes back for many queries, described alike, is checked once.
         self.checked: dict[str, tuple[dict, DocumentRow]] = {}
+        # The live view shows each hit's JSON; a capture keeps none, so that a thousand
+        # queries' answers are let go as they are read.
+        self.keep_raw = True
 
     def source_fields(self) -> list[str] | bool:
         """The ``_source`` fields a capture reads (False when it reads none)."""
@@ -119,7 +122,8 @@ class HitReader:
         document = self._document(rank, data)
         if isinstance(document, list):
             return f"Hit {rank}: " + "; ".join(_said(error) for error in document)
-        return EngineHit(document.external_id, self._score(item), document, item)
+        raw = item if self.keep_raw else None
+        return EngineHit(document.external_id, self._score(item), document, raw)
 
     def _document(self, rank: int, data: dict) -> DocumentRow | list[LineError]:
         known = self.checked.get(data["id"])
