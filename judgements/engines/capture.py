@@ -2,9 +2,10 @@
 template version, as a background task with its progress on the capture's row.
 
 What the engine returned is stored through the import services a file upload uses
-(``document_import``, then ``result_list_import`` of the hits as result-list JSON,
-which keeps the engine's order), in one transaction: the rating queue and the derived
-tables see a captured list exactly as an uploaded one, and nothing is half-stored.
+(``document_import``, then ``result_list_import_hits``: the hits, read once, as the
+rows a result-list JSON upload becomes, in the engine's order), in one transaction:
+the rating queue and the derived tables see a captured list exactly as an uploaded
+one, and nothing is half-stored.
 A query that failed is left out and listed with its HTTP status and the engine's
 message; when every query failed, nothing is stored and the capture says why. A try
 keeps its ranking on the capture instead, out of the raters' pool, until it is kept.
