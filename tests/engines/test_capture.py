@@ -8,6 +8,8 @@ import pytest
 import pytrec_eval
 
 from judgements.engines.capture import capture_start
+from judgements.importers import HitRow, ImportRejected, LineError
+from judgements.imports.result_lists import result_list_import_hits
 from judgements.models import Capture, Document, Hit, QueuePair, ResultList
 from metrics.evaluate import result_list_evaluate
 from metrics.registry import project_spec
@@ -401,3 +403,32 @@ def test_a_json_apis_own_error_message_is_shown(search_api, analyst, run):
     capture = run(make_endpoint(project, search_api, analyst, auth="bearer", secret="wrong"))
 
     assert capture.error == "HTTP 401: unauthorised"
+
+
+def test_hits_read_already_are_stored_in_their_order_all_or_nothing(analyst):
+    project = cranfield_project(analyst, queries=2)
+    first, second = project.queries.order_by("id")
+    hits = [
+        HitRow(1, first.pk, "new-a", 1, 1.0),
+        HitRow(2, first.pk, "new-b", 2, 3.0),  # A higher score, kept second all the same.
+        HitRow(1, second.pk, "new-a", 1, None),
+    ]
+
+    with pytest.raises(ImportRejected, match="must be finite"):
+        result_list_import_hits(
+            project=project, hits=[*hits, LineError(3, "score", "must be finite.")], name="x"
+        )
+    assert not project.result_lists.exists()
+    assert not project.documents.filter(external_id__startswith="new-").exists()
+
+    stored = result_list_import_hits(project=project, hits=hits, name="x").result_list
+    ranked = stored.hits.order_by("query_id", "rank").values_list(
+        "query_id", "document__external_id", "rank"
+    )
+    assert list(ranked) == [
+        (first.pk, "new-a", 1),
+        (first.pk, "new-b", 2),
+        (second.pk, "new-a", 1),
+    ]
+    with pytest.raises(ImportRejected, match="named"):
+        result_list_import_hits(project=project, hits=hits, name="x")
