@@ -147,16 +147,16 @@ class _Elasticsearch(_Elastic):
             headers={"accept": COMPATIBLE.format("json")},
             **_elastic_auth(endpoint, secret),
         )
+        self.searcher = self.client.options(
+            headers={"content-type": COMPATIBLE.format("x-ndjson")}
+        )
 
     def send(self, bodies: Sequence[dict]) -> list[Answer]:
         searches = []
         for body in bodies:
             searches += [{}, self.body_with_size(body)]
-        headers = {"content-type": COMPATIBLE.format("x-ndjson")}
         try:
-            response = self.client.options(headers=headers).msearch(
-                index=self.endpoint.index, searches=searches
-            )
+            response = self.searcher.msearch(index=self.endpoint.index, searches=searches)
         except elasticsearch.ApiError as error:
             if error.meta.status == 429:
                 raise _Throttled(error.meta.headers.get("retry-after")) from None

@@ -7,6 +7,7 @@ importer's own rules (``importers.catalogue.document_row``), so a captured docum
 is held to what an uploaded one is.
 """
 
+import functools
 from dataclasses import dataclass, field
 
 from judgements.importers import DocumentRow, LineError
@@ -44,6 +45,7 @@ class HitReader:
 
     def __init__(self, endpoint):
         self.kind = endpoint.kind
+        self.elastic = self.kind in ("elasticsearch", "opensearch")
         self.id_field = endpoint.id_field or ("_id" if self.elastic else "id")
         self.title, self.url = endpoint.title_field, endpoint.url_field
         self.snippet = endpoint.snippet_field
@@ -61,10 +63,6 @@ class HitReader:
         names = [self.id_field, self.title, self.url, self.snippet, *self.kept]
         wanted = [name for name in names if name and not name.startswith("_")]
         return list(dict.fromkeys(wanted)) or False
-
-    @property
-    def elastic(self) -> bool:
-        return self.kind in ("elasticsearch", "opensearch")
 
     def answer(self, body) -> Answer:
         """The hits of one search's answer (a parsed JSON body), or its error."""
@@ -173,7 +171,7 @@ def path_value(value, path: str):
     is allowed), or None if any step is missing."""
     if not path:
         return value
-    for step in path.removeprefix("$.").split("."):
+    for step in _steps(path):
         if isinstance(value, dict) and step in value:
             value = value[step]
         elif isinstance(value, list) and step.isdigit() and int(step) < len(value):
@@ -181,6 +179,12 @@ def path_value(value, path: str):
         else:
             return None
     return value
+
+
+@functools.lru_cache(maxsize=256)
+def _steps(path: str) -> tuple[str, ...]:
+    """A dotted path's steps (an endpoint's few paths, read for every hit)."""
+    return tuple(path.removeprefix("$.").split("."))
 
 
 def engine_error(body: dict) -> str | None:
