@@ -322,27 +322,32 @@ def _batch_ranges(ranked, offsets, judged, judged_offsets, queries, others, *, k
     dcg = known[:, None] + highest * suffix
     idcg = highest * cumulative[m] + np.take_along_axis(tail, m, axis=1)
     low = np.where(valid, _ratio(dcg, idcg), np.inf).min(axis=1)
-    # High end, grouped by the number of unjudged hits in the top k.
+    # High end, grouped by the number of unjudged hits in the top k. IDCG of a filling
+    # merges two descending lists, the fills and the judged gains: a fill's place is its
+    # index plus the judged gains above it, a judged gain's its index plus the fills at
+    # or above it (no sort of every candidate).
     gains = np.unique(gain_values(scale, gain))[::-1]
+    beyond = np.concatenate([weights, np.zeros(2 * k + 1)])  # places past k weigh 0
+    above = (best[:, :, None] > gains[None, None, :]).sum(axis=1)  # (n, levels)
+    at_least = best[:, :, None] <= gains[None, None, :]  # (n, k, levels)
     high = np.empty(n)
     for count in np.unique(within).tolist():
         rows = np.flatnonzero(within == count)
-        fills = np.array(
-            list(combinations_with_replacement(gains.tolist(), count)) if count else [[]],
-            dtype=np.float64,
+        levels = np.array(
+            list(combinations_with_replacement(range(len(gains)), count)) if count else [[]],
+            dtype=np.int64,
         )
-        step = max(1, 4_000_000 // max(1, len(fills) * (k + count)))
+        fills = gains[levels]  # (candidates, count), descending
+        per_level = np.stack([(levels == v).sum(axis=1) for v in range(len(gains))], axis=1)
+        step = max(1, 2_000_000 // max(1, len(fills) * (k + count)))
         for at in range(0, len(rows), step):
             part = rows[at : at + step]
             dcg = known[part, None] + slots[part, :count] @ fills.T
-            pool = np.concatenate(
-                [
-                    np.broadcast_to(best[part, None, :], (len(part), len(fills), k)),
-                    np.broadcast_to(fills[None, :, :], (len(part), len(fills), count)),
-                ],
-                axis=2,
-            )
-            idcg = -np.sort(-pool, axis=2)[:, :, :k] @ weights
+            places = np.arange(count)[None, None, :] + above[part][:, levels]
+            idcg = (fills[None, :, :] * beyond[places]).sum(axis=2)
+            ahead = at_least[part].astype(np.int64) @ per_level.T  # (part, k, candidates)
+            places = np.arange(k)[None, :, None] + ahead
+            idcg += np.einsum("qj,qjc->qc", best[part], beyond[places])
             high[part] = _ratio(dcg, idcg).max(axis=1)
     return low, high
 
