@@ -231,6 +231,18 @@ def ndcg_ranges(
         unjudged="zero", negative="zero", **options,
     ).ndcg  # fmt: skip
     low, high = fixed.astype(np.float64).copy(), fixed.astype(np.float64).copy()
+    scale = np.unique(np.asarray(list(grades), dtype=np.float64))
+    if (
+        k is not None and ideal == "judged" and ideal_depth == "cut" and len(scale)
+        and gain_values(scale[:1], gain)[0] == 0.0
+    ):  # fmt: skip
+        # The usual case, every open query at once (see _batch_ranges).
+        queries = np.flatnonzero(open_)
+        low[queries], high[queries] = _batch_ranges(
+            ranked, offsets, judged, judged_offsets, queries, others[queries],
+            k=k, scale=scale, gain=gain, discount=discount,
+        )  # fmt: skip
+        return NdcgRanges(low, high, open_)
     for q in np.flatnonzero(open_).tolist():
         found = ndcg_range(
             ranked[offsets[q] : offsets[q + 1]],
@@ -239,6 +251,111 @@ def ndcg_ranges(
         )  # fmt: skip
         low[q], high[q] = found.low, found.high
     return NdcgRanges(low, high, open_)
+
+
+def _segment_positions(offsets: NDArray) -> NDArray:
+    """The position of each element within its segment of a flat array."""
+    sizes = np.diff(offsets)
+    return np.arange(int(offsets[-1] - offsets[0])) - np.repeat(offsets[:-1] - offsets[0], sizes)
+
+
+def _batch_ranges(ranked, offsets, judged, judged_offsets, queries, others, *, k, scale, gain,
+                  discount) -> tuple[NDArray, NDArray]:  # fmt: skip
+    """:func:`ndcg_range`'s two ends for many queries at once: judged ideal cut at k,
+    the scale's lowest grade of gain 0 (so a hit filled with it adds nothing anywhere).
+
+    Low end: the highest grade goes to the ``m`` deepest unjudged documents (returned in
+    rank order, then ``others``). While none of them is in the top k, DCG stays and IDCG
+    only grows with ``m``, so of those fillings the one with most such documents is
+    lowest; the other candidates put the highest grade on the last ``j`` unjudged hits of
+    the top k too, ``j`` = 1 .. their count: at most k + 1 candidates per query. High
+    end: every non-increasing sequence of the scale's gains on the unjudged hits of the
+    top k, the rest at gain 0, as ``ndcg_range`` tries them, for the queries with as many
+    unjudged hits in the top k at once.
+    """
+    n = len(queries)
+    if n == 0:
+        return np.zeros(0), np.zeros(0)
+    weights = discount_values(k, discount)
+    starts, ends = offsets[queries], offsets[queries + 1]
+    sizes = np.minimum(ends - starts, k)
+    # The top k of each open query as an (n, k) matrix; hits past a short list are "judged 0".
+    rank = np.arange(k)
+    index = starts[:, None] + rank[None, :]
+    inside = rank[None, :] < sizes[:, None]
+    top = np.where(inside, ranked[np.where(inside, index, 0)], 0.0)
+    missing = np.isnan(top) & inside
+    known = gain_values(np.where(missing, 0.0, top), gain) @ weights
+    within = missing.sum(axis=1)
+    counts = np.concatenate([[0], np.cumsum(np.isnan(ranked))])
+    u = counts[ends] - counts[starts] + others
+    # The weights of the unjudged hits of the top k, left-aligned in rank order.
+    order = np.argsort(~missing, axis=1, kind="stable")
+    slots = np.take_along_axis(np.where(missing, weights[None, :], 0.0), order, axis=1)
+    # Each query's judged gains, the k largest, as an (n, k) matrix padded with 0.
+    j_starts, j_ends = judged_offsets[queries], judged_offsets[queries + 1]
+    j_sizes = j_ends - j_starts
+    j_index = np.repeat(j_starts, j_sizes) + _segment_positions(
+        np.concatenate([[0], np.cumsum(j_sizes)])
+    )
+    j_gains = gain_values(judged[j_index], gain)
+    owner = np.repeat(np.arange(n), j_sizes)
+    sort = np.lexsort((-j_gains, owner))
+    j_rank = _segment_positions(np.concatenate([[0], np.cumsum(j_sizes)]))
+    best = np.zeros((n, k))
+    keep = j_rank < k
+    best[owner[sort][keep], j_rank[keep]] = j_gains[sort][keep]
+    highest = float(gain_values(scale[-1:], gain)[0])
+    # Low end. tail[mm] = what the judged gains add to IDCG after mm highest fills.
+    tail = np.stack(
+        [best[:, : k - mm] @ weights[mm:] for mm in range(k + 1)], axis=1
+    )  # (n, k + 1)
+    cumulative = np.concatenate([[0.0], np.cumsum(weights)])
+    filled = np.concatenate([np.zeros((n, 1)), np.cumsum(slots, axis=1)], axis=1)
+    j = np.arange(k + 1)[None, :]
+    valid = j <= within[:, None]
+    back = np.clip(within[:, None] - j, 0, k)
+    suffix = np.take_along_axis(filled, within[:, None], axis=1) - np.take_along_axis(
+        filled, back, axis=1
+    )
+    m = np.minimum(u[:, None] - within[:, None] + j, k)
+    dcg = known[:, None] + highest * suffix
+    idcg = highest * cumulative[m] + np.take_along_axis(tail, m, axis=1)
+    low = np.where(valid, _ratio(dcg, idcg), np.inf).min(axis=1)
+    # High end, grouped by the number of unjudged hits in the top k. IDCG of a filling
+    # merges two descending lists, the fills and the judged gains: a fill's place is its
+    # index plus the judged gains above it, a judged gain's its index plus the fills at
+    # or above it (no sort of every candidate).
+    gains = np.unique(gain_values(scale, gain))[::-1]
+    beyond = np.concatenate([weights, np.zeros(2 * k + 1)])  # places past k weigh 0
+    above = (best[:, :, None] > gains[None, None, :]).sum(axis=1)  # (n, levels)
+    at_least = best[:, :, None] <= gains[None, None, :]  # (n, k, levels)
+    high = np.empty(n)
+    for count in np.unique(within).tolist():
+        rows = np.flatnonzero(within == count)
+        levels = np.array(
+            list(combinations_with_replacement(range(len(gains)), count)) if count else [[]],
+            dtype=np.int64,
+        )
+        fills = gains[levels]  # (candidates, count), descending
+        per_level = np.stack([(levels == v).sum(axis=1) for v in range(len(gains))], axis=1)
+        step = max(1, 2_000_000 // max(1, len(fills) * (k + count)))
+        for at in range(0, len(rows), step):
+            part = rows[at : at + step]
+            dcg = known[part, None] + slots[part, :count] @ fills.T
+            places = np.arange(count)[None, None, :] + above[part][:, levels]
+            idcg = (fills[None, :, :] * beyond[places]).sum(axis=2)
+            ahead = at_least[part].astype(np.int64) @ per_level.T  # (part, k, candidates)
+            places = np.arange(k)[None, :, None] + ahead
+            idcg += np.einsum("qj,qjc->qc", best[part], beyond[places])
+            high[part] = _ratio(dcg, idcg).max(axis=1)
+    return low, high
+
+
+def _ratio(dcg: NDArray, idcg: NDArray) -> NDArray:
+    """DCG / IDCG, 0 where IDCG is 0, at most 1 (rounding in the last bit)."""
+    safe = np.where(idcg > 0, idcg, 1.0)
+    return np.minimum(np.where(idcg > 0, dcg / safe, 0.0), 1.0)
 
 
 def difference_bounds(

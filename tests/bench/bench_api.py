@@ -15,6 +15,9 @@ It times server time in-process (Django's test ``Client``, token-free session), 
    its interval resampled; a different variant on each call;
 3. the comparison of the two newest lists with a gate (<= 1 s); its test and interval
    are cached by the paired values, so the first call (printed apart) pays for them;
+   then the same comparison in-process, its bounds and verdict (``open_bounds``: what the
+   unjudged hits leave open) timed apart: the whole within 2x of the comparison without
+   them (issue 38), the ratio printed and recorded in the summary;
 4. for information, without a target: unjudged work, one query's working, the
    series, and the metrics as of a past moment (replayed from the judgement log).
 """
@@ -23,6 +26,7 @@ import argparse
 import itertools
 import os
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +54,7 @@ from tests.bench.bench_dashboards import (  # noqa: E402
     sql_clock,
     timed,
 )
+from tests.bench.summary import load_average, record  # noqa: E402
 
 TARGETS_MS = {"default": 200.0, "changed": 500.0, "compare": 1000.0}
 # Parameters other than the generated project's (k 10, exponential, log2, judged, cut,
@@ -87,6 +92,7 @@ def main() -> int:
     compare = f"/api/projects/{project.slug}/compare/?a={lists[-2].pk}&b={newest.pk}"
     compare += "&max_drop=0.01"
     met.append(_bench(client, "compare + gate", lambda _: compare, args.calls, "compare"))
+    met.append(_bounds_share(project, lists[-2], newest, args.calls))
     print("\n== Without a target (median of 5 calls) ==")
     others = {
         "unjudged work": f"/api/result-lists/{newest.pk}/unjudged/",
@@ -144,6 +150,50 @@ def _bench(client, name: str, url_of, calls: int, target: str | None) -> bool:
     print(line)
     print(f"  {'':28} per call: {sql['queries'] / calls:.0f} SQL statements, "
           f"{sql['seconds'] * 1000 / calls:.1f} ms in SQL")  # fmt: skip
+    return met
+
+
+def _bounds_share(project, a, b, calls: int) -> bool:
+    """The comparison in-process with its bounds and verdict timed apart (a wrapper
+    around ``open_bounds`` that only reads the clock): whole vs without them, medians."""
+    from metrics.dashboards import compare as module
+
+    spent = []
+    original = module.open_bounds
+
+    def clocked(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            spent.append(time.perf_counter() - start)
+
+    spec = project_spec(project)
+    module.open_bounds = clocked
+    try:
+        runs = [
+            timed(lambda: module.comparison(project, a, b, spec, as_of=None, page=1))
+            for _ in range(max(3, min(calls, 10)))
+        ]
+    finally:
+        module.open_bounds = original
+    result = runs[-1][0]
+    whole = float(np.median([seconds[0] for _, seconds in runs]))
+    bounds = float(np.median(spent))
+    ratio = whole / max(whole - bounds, 1e-9)
+    pairs, coverage = result.bounds.unjudged_pairs, result.bounds.coverage_b
+    met = ratio <= 2.0
+    print(
+        f"  compare's bounds and verdict: {bounds * 1000:.0f} ms of {whole * 1000:.0f} ms "
+        f"(median of {len(runs)}; {pairs:,} unjudged pairs in the top k, B judged@k "
+        f"{coverage.judged_at_k or 0:.0%}): {ratio:.2f}x the comparison without them; "
+        f"target <= 2x {'met' if met else 'NOT met'}"
+    )
+    record(
+        f"compare with bounds and verdict, {len(result.ordered):,} queries, vs without",
+        f"{ratio:.2f}x", "<= 2x", met, load_average(),
+        median=f"{whole * 1000:.0f} ms",
+    )  # fmt: skip
     return met
 
 

@@ -55,6 +55,7 @@ from django.test import Client  # noqa: E402
 from django.utils import timezone  # noqa: E402
 from helpers import wait_until_quiet  # noqa: E402
 
+from config import pgcopy  # noqa: E402
 from judgements import query_log  # noqa: E402
 from judgements.models import Judgement, Project  # noqa: E402
 from metrics import (  # noqa: E402
@@ -64,7 +65,6 @@ from metrics import (  # noqa: E402
     history,
     log_replay,
     packed_reads,
-    pgcopy,
     refresh,
     selectors,
 )

@@ -147,3 +147,45 @@ def test_the_batch_ranges_are_those_of_each_query(seed):
         one = ndcg_range(r, jq, k=3, grades=grades)
         assert found.low[q] == pytest.approx(one.low) and found.high[q] == pytest.approx(one.high)
         assert found.open[q] == (None in r)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_batch_ranges_of_many_queries_at_once_are_those_of_each_query(seed):
+    """ndcg_ranges' all-queries-at-once path (judged ideal cut at k) against ndcg_range
+    one query at a time: lists longer and shorter than k, judged pools larger than k,
+    other lists' unjudged documents, negative grades, both gains and discounts."""
+    from metrics.core.bounds import ndcg_ranges
+
+    rng = np.random.default_rng(seed)
+    grades = SCALES[seed % len(SCALES)]
+    k = int(rng.integers(1, 8))
+    options = {
+        "gain": ("linear", "exponential")[seed % 2],
+        "discount": ("log2", "rank")[(seed // 2) % 2],
+    }
+    share = rng.uniform(0.1, 0.9)
+    rankings = [
+        [
+            None if rng.random() < share else int(rng.choice(grades))
+            for _ in range(int(rng.integers(0, 2 * k + 3)))
+        ]
+        for _ in range(40)
+    ]
+    judged = [
+        [g for g in r if g is not None]
+        + [int(rng.choice(grades)) for _ in range(int(rng.integers(0, k + 3)))]
+        for r in rankings
+    ]
+    others = rng.integers(0, 3, len(rankings)) * (rng.random(len(rankings)) < 0.3)
+    ranked, offsets = _batch(rankings)
+    j, jo = _batch(judged)
+    found = ndcg_ranges(ranked, offsets, j, jo, k=k, grades=grades, others=others, **options)
+    opened = 0
+    for q, (r, jq) in enumerate(zip(rankings, judged, strict=True)):
+        if not r:
+            continue
+        one = ndcg_range(r, jq, k=k, grades=grades, others=int(others[q]), **options)
+        assert found.low[q] == pytest.approx(one.low, abs=1e-12), (q, r, jq)
+        assert found.high[q] == pytest.approx(one.high, abs=1e-12), (q, r, jq)
+        opened += bool(found.open[q])
+    assert opened  # the batch path ran for some queries
