@@ -233,6 +233,12 @@ class BoundsSerializer(serializers.Serializer):
     high = serializers.FloatField()
 
 
+class RowBoundsSerializer(serializers.Serializer):
+    a = BoundsSerializer()
+    b = BoundsSerializer()
+    delta = BoundsSerializer()
+
+
 class CompareApi(APIView):
     """Result list B (the candidate) against A (the baseline), query by query: each
     query's values and change (worst first, paged), wins, ties and losses, the paired
@@ -263,6 +269,11 @@ class CompareApi(APIView):
             a = serializers.FloatField()
             b = serializers.FloatField()
             delta = serializers.FloatField(help_text="b - a.")
+            bounds = RowBoundsSerializer(
+                help_text="What the query's unjudged hits leave open: each list's lowest and "
+                "highest value over every grade they could get, and the difference's "
+                "[low_b - high_a, high_b - low_a]; width 0 when both top k are judged."
+            )
 
         class ListSerializer(ResultListRefSerializer):
             mean = serializers.FloatField(allow_null=True, help_text="Over the queries compared.")
@@ -435,4 +446,9 @@ def _test(test) -> dict:
 
 
 def _delta(row, names: dict) -> dict:
-    return {**names[row.query_id], "a": row.a, "b": row.b, "delta": row.delta}
+    bounds = {
+        "a": {"low": row.a_low, "high": row.a_high},
+        "b": {"low": row.b_low, "high": row.b_high},
+        "delta": {"low": row.delta_low, "high": row.delta_high},
+    }
+    return {**names[row.query_id], "a": row.a, "b": row.b, "delta": row.delta, "bounds": bounds}

@@ -42,10 +42,24 @@ class DeltaRow:
     text: str
     a: float
     b: float
+    # Each list's range over every grade its unjudged hits could get (width 0 when the
+    # query's top k is judged in both): see ``open_bounds``.
+    a_low: float
+    a_high: float
+    b_low: float
+    b_high: float
 
     @property
     def delta(self) -> float:
         return self.b - self.a
+
+    @property
+    def delta_low(self) -> float:
+        return self.b_low - self.a_high
+
+    @property
+    def delta_high(self) -> float:
+        return self.b_high - self.a_low
 
 
 @dataclass(frozen=True)
@@ -137,19 +151,19 @@ def comparison(
     delta = values_b - values_a
     texts = _texts(project, common)
     order = _worst_first(delta, texts)
+    bounds = open_bounds(project, spec, fresh, first, second, common, values_a, values_b)
+    columns = (values_a, values_b, *bounds.per_query)
     ordered = [
-        DeltaRow(query, texts[i], a_value, b_value)
-        for i, query, a_value, b_value in zip(
+        DeltaRow(query, texts[i], *values)
+        for i, query, *values in zip(
             order.tolist(),
             common[order].tolist(),
-            values_a[order].tolist(),
-            values_b[order].tolist(),
+            *(column[order].tolist() for column in columns),
             strict=True,
         )
     ]
     paged = Paginator(ordered, page_size).get_page(page)
     test, interval = significance(values_a, values_b)
-    bounds = open_bounds(project, spec, fresh, first, second, common, values_a, values_b)
     decided = verdict(
         mean_difference=test.mean_difference,
         p_value=test.p_value,
@@ -216,6 +230,8 @@ class Bounds:
     coverage_b: Coverage
     # Compared queries whose NDCG is 0 (IDCG 0) under both ends, for both lists.
     zero_idcg: int
+    # Per compared query (in the comparison's order of ids): low_a, high_a, low_b, high_b.
+    per_query: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 def open_bounds(project, spec, fresh, first, second, common, values_a, values_b) -> Bounds:
@@ -236,7 +252,8 @@ def open_bounds(project, spec, fresh, first, second, common, values_a, values_b)
         coverage = [_coverage(e, common) for e in (first, second)]
         low = high = (mean_b - mean_a) if len(common) else 0.0
         zero = int(np.count_nonzero((values_a == 0) & (values_b == 0)))
-        return Bounds(low, high, mean_a, mean_a, mean_b, mean_b, 0, *coverage, zero)
+        per_query = (values_a, values_a, values_b, values_b)
+        return Bounds(low, high, mean_a, mean_a, mean_b, mean_b, 0, *coverage, zero, per_query)
     read = [_read(first.result_list, spec, fresh), _read(second.result_list, spec, fresh)]
     keys = [_keys(grades, documents) for grades, documents in read]
     unjudged = [
@@ -266,7 +283,7 @@ def open_bounds(project, spec, fresh, first, second, common, values_a, values_b)
     zero = int(np.count_nonzero((high_a == 0) & (high_b == 0)))
     return Bounds(
         low, high, _mean(low_a) or 0.0, _mean(high_a) or 0.0, _mean(low_b) or 0.0,
-        _mean(high_b) or 0.0, len(pairs), *coverage, zero,
+        _mean(high_b) or 0.0, len(pairs), *coverage, zero, (low_a, high_a, low_b, high_b),
     )  # fmt: skip
 
 

@@ -110,6 +110,72 @@ def test_unjudged_hits_whose_bounds_cross_zero_leave_it_not_decided(charlie, db)
     assert body["b"]["queued"] == work["in_pool"] == QUERIES
 
 
+def test_each_query_carries_its_own_bounds_and_their_mean_is_the_mean_s(charlie, db):
+    """Half the queries have an unjudged hit above B's relevant one, half are judged
+    through: per query, the API gives each list's exact range and the difference's;
+    width 0 where both top k are judged, and their means are the bounds of the mean."""
+    open_, judged = [f"q{i}" for i in range(6)], [f"q{i}" for i in range(6, 12)]
+    project, made = project_of(
+        "per-query",
+        {
+            "a": [(q, "good") for q in open_ + judged],
+            "b": [(q, d) for q in open_ for d in ("new", "good")]
+            + [(q, d) for q in judged for d in ("bad", "good")],
+        },
+        [(q, "good", 3) for q in open_ + judged] + [(q, "bad", 1) for q in judged],
+    )
+
+    body = compare(charlie, project, made["a"], made["b"], page_size=100)
+
+    rows = {row["external_id"]: row for row in body["results"]}
+    assert len(rows) == 12
+    scale = range(project.max_grade + 1)
+    a_open = ndcg_range([3], [3], k=10, grades=scale, others=1)
+    b_open = ndcg_range([None, 3], [3], k=10, grades=scale)
+    for q in open_:
+        bounds = rows[q]["bounds"]
+        assert bounds["a"] == pytest.approx({"low": a_open.low, "high": a_open.high}, abs=1e-12)
+        assert bounds["b"] == pytest.approx({"low": b_open.low, "high": b_open.high}, abs=1e-12)
+        assert bounds["delta"] == pytest.approx(
+            {"low": b_open.low - a_open.high, "high": b_open.high - a_open.low}, abs=1e-12
+        )
+        assert bounds["b"]["low"] <= rows[q]["b"] <= bounds["b"]["high"]
+        assert bounds["b"]["low"] < bounds["b"]["high"]
+    for q in judged:
+        bounds = rows[q]["bounds"]
+        for side in ("a", "b"):
+            assert bounds[side]["low"] == bounds[side]["high"] == rows[q][side]
+        assert bounds["delta"]["low"] == bounds["delta"]["high"]
+    lows = [row["bounds"]["delta"]["low"] for row in rows.values()]
+    highs = [row["bounds"]["delta"]["high"] for row in rows.values()]
+    assert body["bounds"]["low"] == pytest.approx(sum(lows) / 12, abs=1e-12)
+    assert body["bounds"]["high"] == pytest.approx(sum(highs) / 12, abs=1e-12)
+
+
+def test_the_compare_page_shows_a_querys_open_range_beside_its_difference(charlie, db):
+    queries = [f"q{i}" for i in range(4)]
+    project, made = project_of(
+        "page-range",
+        {
+            "a": [(q, "good") for q in queries],
+            "b": [(q, d) for q in queries[:2] for d in ("new", "good")]
+            + [(q, "good") for q in queries[2:]],
+        },
+        [(q, "good", 3) for q in queries],
+    )
+
+    page = charlie.get(
+        f"/metrics/{project.slug}/compare/", {"a": made["a"].pk, "b": made["b"].pk, "k": 10}
+    ).content.decode()
+
+    body = compare(charlie, project, made["a"], made["b"])
+    shown = re.findall(r"could be ([+-]\d\.\d{4}) to ([+-]\d\.\d{4})", page)
+    row = next(r for r in body["results"] if r["external_id"] == "q0")
+    expected = (f"{row['bounds']['delta']['low']:+.4f}", f"{row['bounds']['delta']['high']:+.4f}")
+    # Two open queries, each in the table of every query and among the most changed.
+    assert shown.count(expected) >= 2 and set(shown) == {expected}
+
+
 def test_a_test_that_does_not_reject_with_unjudged_hits_left_is_not_decided(charlie, db):
     """Bounds of one sign (B better whatever grade "new" gets) over 4 queries, one of
     which A wins outright: the interval crosses zero, so more grades may decide it."""
