@@ -5,10 +5,12 @@ import csv
 import datetime as dt
 import io
 
+from django.http import HttpResponse
 from django.utils import timezone
 
 from judgements.exporters import AS_CSV, ISO_TIME, Export, piped_copy, sql_of
 from judgements.models import Project
+from metrics.dashboards.labels import MEASURES
 from metrics.history import replayed_series
 from metrics.models import MetricPoint
 from metrics.registry import stored_specs
@@ -85,3 +87,47 @@ def _replayed_chunks(project: Project, grades: Grades):
 def _cell(value):
     """As PostgreSQL's CSV writes it: empty for NULL."""
     return "" if value is None else value
+
+
+# The per-query table's CSV: NDCG's columns, then every other measure (by the names the
+# API's JSON gives them), with the metric's whole name on every row.
+QUERY_COLUMNS = (
+    "query_id", "external_id", "query", "metric", "ndcg", "dcg", "idcg", "judged",
+    "retrieved", "previous_ndcg", "change", *MEASURES,
+)  # fmt: skip
+COMPARE_COLUMNS = (
+    "query_id", "external_id", "query", "metric", "ndcg_a", "ndcg_b", "delta",
+    *(f"{name}_{side}" for name in MEASURES for side in ("a", "b")),
+)  # fmt: skip
+
+
+def query_rows(table, spec):
+    """The CSV rows of a per-query table (``dashboards.query_table`` of every query)."""
+    for row in table.rows:
+        measures = dict(row.measures)
+        yield [
+            row.query_id, row.external_id, row.text, spec.name, row.ndcg, row.dcg, row.idcg,
+            row.judged, row.retrieved, row.previous, row.change,
+            *(measures.get(name) for name in MEASURES),
+        ]  # fmt: skip
+
+
+def compare_rows(comparison, spec):
+    """The CSV rows of a comparison: every query it pairs, worst change first."""
+    for row in comparison.ordered:
+        measures = dict(row.measures)
+        yield [
+            row.query_id, row.external_id, row.text, spec.name, row.a, row.b, row.delta,
+            *(value for name in MEASURES for value in measures.get(name, (None, None))),
+        ]  # fmt: skip
+
+
+def csv_response(filename: str, columns, rows) -> HttpResponse:
+    """``rows`` as a CSV download; None as an empty cell, as the streamed exports write it."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows([_cell(value) for value in row] for row in rows)
+    response = HttpResponse(buffer.getvalue(), content_type="text/csv")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response

@@ -21,6 +21,8 @@ from metrics.core.stats import (
     paired_randomisation_test,
 )
 from metrics.dashboards.evaluations import Evaluation, list_evaluations
+from metrics.dashboards.labels import measure_label
+from metrics.dashboards.measures import list_measures
 from metrics.dashboards.unjudged import POOLED_SQL
 from metrics.registry import MetricSpec
 from metrics.sources import HUMAN, Grades, Source, freshness, one_snapshot
@@ -42,10 +44,19 @@ class DeltaRow:
     text: str
     a: float
     b: float
+    # The team's own id of the query ("" without one).
+    external_id: str = ""
+    # The measures shown beside NDCG: (name, (A's value, B's value)), None where undefined.
+    measures: tuple = ()
 
     @property
     def delta(self) -> float:
         return self.b - self.a
+
+    @property
+    def measure_deltas(self) -> list[float | None]:
+        """B - A of each measure shown, in order; None where either is undefined."""
+        return [None if a is None or b is None else b - a for _, (a, b) in self.measures]
 
 
 @dataclass(frozen=True)
@@ -78,6 +89,9 @@ class Comparison:
     # each list's coverage of the top k, and the decision (see ``open_bounds``).
     bounds: "Bounds"
     verdict: Verdict
+    # The means over the compared queries of the measures shown beside NDCG:
+    # (name, label, mean A, mean B, B - A), each None where undefined.
+    measures: tuple = ()
 
     @property
     def chart(self) -> dict:
@@ -118,6 +132,7 @@ def comparison(
     page_size: int = PAGE_SIZE,
     grades: Grades = HUMAN,
     alpha: float = 0.05,
+    measures: tuple[str, ...] = (),
 ) -> Comparison:
     """Paired comparison of ``b`` against ``a``, on the consensus of ``grades``.
 
@@ -127,6 +142,7 @@ def comparison(
     counting 0 for it (``missing_a``, ``missing_b``), as ``trec_eval -c`` counts a qrels
     query missing from the run; each mean is then the list's own mean over all queries
     (unless one list returned an unjudged query the other did not, a 0 for both).
+    The ``measures`` (names of ``labels.MEASURES``) are paired over the same queries.
     """
     fresh = freshness(project, spec, as_of=as_of, grades=grades)
     first, second = list_evaluations(project, spec, fresh=fresh, result_lists=[a, b])
@@ -135,10 +151,18 @@ def comparison(
     if spec.mean_over == "all":
         values_a, values_b = np.nan_to_num(values_a, nan=0.0), np.nan_to_num(values_b, nan=0.0)
     delta = values_b - values_a
-    texts = _texts(project, common)
+    texts, qids = _texts(project, common)
+    paired = _paired_measures(project, spec, fresh, first, second, common, measures)
     order = _worst_first(delta, texts)
     ordered = [
-        DeltaRow(query, texts[i], a_value, b_value)
+        DeltaRow(
+            query,
+            texts[i],
+            a_value,
+            b_value,
+            qids[i],
+            tuple((name, (_number(a[i]), _number(b[i]))) for name, (a, b) in paired.items()),
+        )
         for i, query, a_value, b_value in zip(
             order.tolist(),
             common[order].tolist(),
@@ -181,7 +205,38 @@ def comparison(
         rows=list(paged.object_list),
         bounds=bounds,
         verdict=decided,
+        measures=tuple(
+            _measure_means(name, measure_label(spec, name), a, b)
+            for name, (a, b) in paired.items()
+        ),
     )
+
+
+def _paired_measures(project, spec, fresh, first, second, common, names) -> dict:
+    """Each measure of ``names`` for A and for B over the ``common`` queries (0 for a
+    query a list did not return under a mean over all, as NDCG's; else NaN)."""
+    found = list_measures(project, spec, [first, second], fresh=fresh, names=names)
+    paired = {}
+    for name in names:
+        a, b = (
+            sorted_lookup(evaluation.query_ids, values[name], common)
+            for evaluation, values in zip((first, second), found, strict=True)
+        )
+        if spec.mean_over == "all":
+            a = np.where(np.isin(common, first.query_ids), a, 0.0)
+            b = np.where(np.isin(common, second.query_ids), b, 0.0)
+        paired[name] = (a, b)
+    return paired
+
+
+def _measure_means(name: str, label: str, a: np.ndarray, b: np.ndarray) -> tuple:
+    mean_a, mean_b = (_number(_mean(values) if len(values) else np.nan) for values in (a, b))
+    delta = None if mean_a is None or mean_b is None else mean_b - mean_a
+    return (name, label, mean_a, mean_b, delta)
+
+
+def _number(value) -> float | None:
+    return None if value is None or np.isnan(value) else float(value)
 
 
 @dataclass(frozen=True)
@@ -422,9 +477,12 @@ def significance(values_a, values_b) -> tuple[RandomisationTest, ConfidenceInter
     return found
 
 
-def _texts(project, query_ids) -> list[str]:
-    texts = dict(project.queries.values_list("id", "text"))
-    return [texts[query] for query in query_ids.tolist()]
+def _texts(project, query_ids) -> tuple[list[str], list[str]]:
+    """The queries' texts and the team's own ids ("" without one), in ``query_ids`` order."""
+    names = {query: (text, qid) for query, text, qid in project.queries.values_list(
+        "id", "text", "external_id")}  # fmt: skip
+    found = [names[query] for query in query_ids.tolist()]
+    return [text for text, _ in found], [qid for _, qid in found]
 
 
 def _worst_first(delta: np.ndarray, texts: list[str]) -> np.ndarray:
