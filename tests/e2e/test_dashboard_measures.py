@@ -49,6 +49,8 @@ def test_every_dashboard_shows_the_measures_and_the_query_ids(page, demo, width)
     for name, url in pages(demo).items():
         page.goto(url)
         page.screenshot(path=f"/tmp/i42b-measures-{name}-{width}.png", full_page=True)
+        page.locator("[data-measure]").last.scroll_into_view_if_needed()
+        page.screenshot(path=f"/tmp/i42b-measures-{name}-{width}-view.png")
         for measure in ("precision", "average_precision", "reciprocal_rank", "err"):
             assert page.locator(f"[data-measure={measure}]").count() > 0, (name, measure)
         assert page.locator("[data-testid=measures-line], #measures").count() > 0
@@ -90,3 +92,23 @@ def test_a_long_query_text_is_cut_and_whole_on_hover(page, demo):
     box = link.bounding_box()
     assert box["height"] < 30 and box["width"] < 500
     page.screenshot(path="/tmp/i42b-qid-search-1280.png", full_page=True)
+
+
+def test_a_time_axis_over_less_than_a_day_spans_that_day(page, demo):
+    log_in(page, "analyst")
+    page.goto(OVERVIEW)
+
+    day = 24 * 3600 * 1000
+    one = page.evaluate("window.timeAxes.span([1764633600000])")
+    same_day = page.evaluate("window.timeAxes.span([1764633600000, 1764640800000])")
+    days = page.evaluate(f"window.timeAxes.span([1764633600000, {1764633600000 + 3 * day}])")
+
+    assert one == {"min": 1764633600000 - day / 2, "max": 1764633600000 + day / 2}
+    assert same_day["max"] - same_day["min"] == day
+    assert days == {}
+    # The drawn chart's axis follows the data it has (the demo's weeks).
+    width = page.evaluate(
+        "(() => { const x = Chart.getChart(document.getElementById('series-chart')).scales.x;"
+        " return x.max - x.min; })()"
+    )
+    assert 3 * day < width < 400 * day
