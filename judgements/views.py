@@ -258,7 +258,8 @@ def rate_undo(request, slug):
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
         return redirect("judgements:rate", slug=slug)
-    messages.success(request, f"Undone: {last.query} · {last.document}.")
+    # Tagged, so that the rating panel leaves it out where its own note says the same.
+    messages.success(request, f"Undone: {last.query} · {last.document}.", extra_tags="undo")
     request.session[_restore_key(project)] = {
         "query": last.query_id,
         "document": last.document_id,

@@ -1,0 +1,72 @@
+"""Small things that looked broken (issue 42, point 7), in headless Chromium at 1280
+and 390 px; screenshots in /tmp.
+
+Who may see what: the demo's analyst makes a token and reads the API docs; rater_ann
+rates and undoes.
+"""
+
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from tests.e2e.test_rating_flow import RATE, log_in, press_and_wait
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+
+
+@pytest.fixture
+def demo():
+    call_command("load_demo", stdout=StringIO())
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_new_token_has_a_copy_button_that_copies_it(browser, live_server, demo, width):
+    context = browser.new_context(
+        base_url=live_server.url, viewport={"width": width, "height": 900}
+    )
+    context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page = context.new_page()
+    try:
+        log_in(page, "analyst")
+        page.goto("/api/token/")
+        page.get_by_role("button", name="Create a token").click()
+        key = page.locator("#token-key").inner_text().strip()
+
+        page.get_by_role("button", name="Copy the token").click()
+
+        assert page.get_by_role("status").inner_text() == "Copied."
+        assert page.evaluate("navigator.clipboard.readText()") == key
+        page.screenshot(path=f"/tmp/i42b-token-{width}.png", full_page=True)
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_api_docs_link_back_to_the_app_and_every_page_has_a_favicon(page, demo, width):
+    page.set_viewport_size({"width": width, "height": 900})
+    log_in(page, "analyst")
+
+    page.goto("/api/docs/")
+    page.wait_for_selector(".swagger-ui .info")
+    page.screenshot(path=f"/tmp/i42b-api-docs-{width}.png")
+    icon = page.locator("link[rel=icon]").get_attribute("href")
+    page.get_by_role("link", name="← Relevance Judge").click()
+    page.wait_for_url(lambda url: "/api/docs/" not in url)
+
+    assert page.request.get(icon).status == 200
+    assert page.locator("link[rel=icon]").get_attribute("href") == icon
+    assert page.request.get(icon).headers["content-type"].startswith("image/svg")
+
+
+def test_an_undo_is_announced_once(page, demo):
+    page.set_viewport_size({"width": 390, "height": 844})
+    log_in(page, "rater_ann")
+    page.goto(RATE)
+    press_and_wait(page, "2")
+
+    press_and_wait(page, "u")
+
+    live = page.locator("#rating[aria-live]").inner_text()
+    assert live.count("Undone") == 1, live
+    page.screenshot(path="/tmp/i42b-undo-390.png")
