@@ -70,3 +70,32 @@ def test_an_undo_is_announced_once(page, demo):
     live = page.locator("#rating[aria-live]").inner_text()
     assert live.count("Undone") == 1, live
     page.screenshot(path="/tmp/i42b-undo-390.png")
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_my_judgements_filter_count_and_show_a_pairs_history(page, demo, width):
+    page.set_viewport_size({"width": width, "height": 844})
+    log_in(page, "rater_ann")
+    page.goto(RATE)
+    press_and_wait(page, "1")
+    press_and_wait(page, "u")
+    press_and_wait(page, "3")
+    page.goto(RATE + "mine/")
+    total = page.get_by_test_id("total").inner_text()
+    query = page.locator("table.mine tbody tr").first.locator("td").first.inner_text()
+
+    page.get_by_label("Query or query id").fill(query.split()[-1])
+    page.get_by_role("button", name="Filter", exact=True).click()
+    page.wait_for_load_state()
+
+    history = page.get_by_test_id("history").first
+    history.locator("summary").click()
+    assert "1 " in history.inner_text() and "3 " in history.inner_text()
+    assert page.get_by_test_id("total").inner_text() != "" and total.split()[0].isdigit()
+    selects = page.locator("select[name=answer]")
+    names = {selects.nth(i).get_attribute("aria-label") for i in range(selects.count())}
+    assert len(names) == selects.count()
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0
+    page.screenshot(path=f"/tmp/i42b-mine-{width}.png", full_page=True)
+    page.screenshot(path=f"/tmp/i42b-mine-{width}-view.png")
