@@ -99,3 +99,32 @@ def test_my_judgements_filter_count_and_show_a_pairs_history(page, demo, width):
     assert overflow <= 0
     page.screenshot(path=f"/tmp/i42b-mine-{width}.png", full_page=True)
     page.screenshot(path=f"/tmp/i42b-mine-{width}-view.png")
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_pages_touched_render_at_both_widths(page, demo, width):
+    """The project page's downloads, the settings' "Can't tell" text, bulk grading and
+    the raters page, looked at in screenshots; none scrolls sideways."""
+    from judgements.models import Project
+
+    Project.objects.create(name="Empty", slug="empty")
+    page.set_viewport_size({"width": width, "height": 900})
+    log_in(page, "analyst")
+    shots = {
+        "empty-project": "/projects/empty/",
+        "settings": "/projects/outdoor-gear/settings/",
+        "bulk": "/projects/outdoor-gear/bulk/",
+        "raters": "/metrics/outdoor-gear/raters/",
+    }
+    for name, url in shots.items():
+        page.goto(url)
+        page.screenshot(path=f"/tmp/i42b-{name}-{width}.png", full_page=True)
+        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, (name, overflow)
+    page.goto(shots["empty-project"])
+    assert page.get_by_test_id("no-downloads").is_visible()
+    page.goto(shots["settings"])
+    field = page.get_by_label("“Can't tell” explanation")
+    assert field.input_value() == "The listing does not say enough."
+    field.scroll_into_view_if_needed()
+    page.screenshot(path=f"/tmp/i42b-settings-{width}-view.png")
