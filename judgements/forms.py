@@ -150,9 +150,10 @@ class ProjectRatersForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        roles = [role.value for role in Role]
+        # Raters only (an import's account is inactive); one named before keeps its box.
+        named = self.instance.raters.all() if self.instance.pk else User.objects.none()
         self.fields["raters"].queryset = (
-            User.objects.filter(Q(groups__name__in=roles) | Q(is_superuser=True), is_active=True)
+            User.objects.filter(Q(groups__name=Role.RATER.value, is_active=True) | Q(pk__in=named))
             .distinct()
             .order_by("username")
         )

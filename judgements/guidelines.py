@@ -11,4 +11,5 @@ from django.utils.safestring import SafeString, mark_safe
 def guidelines_html(text: str) -> SafeString:
     # nh3 removes scripts, event handlers and javascript: links that the Markdown
     # (which passes raw HTML through) may carry; only then is the result safe.
-    return mark_safe(nh3.clean(markdown.markdown(text)))
+    # Tables too: a grading scale is most often written as one.
+    return mark_safe(nh3.clean(markdown.markdown(text, extensions=["tables"])))

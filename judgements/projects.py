@@ -19,6 +19,7 @@ GENERAL_FIELDS = [
     "description",
     "scale",
     "guidelines",
+    "cant_tell_text",
     "judges_per_pair",
     "pool_depth",
 ]

@@ -1,11 +1,12 @@
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
-from django.db.models import Count
+from django.db.models import Count, Q
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -42,6 +43,8 @@ from judgements.roles import Role, can_rate, is_analyst, role_required
 from judgements.services import judgement_bulk_submit, judgement_submit, judgement_undo
 
 PAGE_SIZE = 25
+# My judgements counts a rater's pairs up to this many, and says "more than" past it.
+TOTAL_BOUND = 10_000
 RATE_ACTIONS = ("answer", "skip", "undo", "release")
 # How many answers undo can take back, newest first; the session keeps no more.
 UNDO_STEPS = 50
@@ -258,7 +261,8 @@ def rate_undo(request, slug):
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
         return redirect("judgements:rate", slug=slug)
-    messages.success(request, f"Undone: {last.query} · {last.document}.")
+    # Tagged, so that the rating panel leaves it out where its own note says the same.
+    messages.success(request, f"Undone: {last.query} · {last.document}.", extra_tags="undo")
     request.session[_restore_key(project)] = {
         "query": last.query_id,
         "document": last.document_id,
@@ -299,6 +303,8 @@ def my_judgements(request, slug):
     if request.method == "POST":
         return _revise(request, project)
     number = page_number(request.GET.get("page"), per_page=PAGE_SIZE)
+    # A query's text, or its id as the team writes it (an exact match).
+    needle = request.GET.get("q", "").strip()[:200]
     answers = (
         Judgement.objects.for_project(project)
         .filter(rater=request.user)
@@ -308,15 +314,41 @@ def my_judgements(request, slug):
         # created_at alone keeps the rater index's order, so a page is read, not sorted.
         .order_by("-created_at")
     )
+    if needle:
+        answers = answers.filter(Q(query__text__icontains=needle) | Q(query__external_id=needle))
     rows = list(answers[(number - 1) * PAGE_SIZE : number * PAGE_SIZE + 1])
+    has_next, rows = len(rows) > PAGE_SIZE, rows[:PAGE_SIZE]
+    _attach_histories(project, request.user, rows)
     ctx = {
         "project": project,
-        "page": Window(number=number, has_next=len(rows) > PAGE_SIZE),
-        "rows": [(answer, _answer_label(project, answer)) for answer in rows[:PAGE_SIZE]],
+        "page": Window(number=number, has_next=has_next),
+        "rows": [(answer, _answer_label(project, answer)) for answer in rows],
+        # Counted up to a bound: a long history is slow to count whole (see Window).
+        "total": answers[: TOTAL_BOUND + 1].count(),
+        "total_bound": TOTAL_BOUND,
+        "q": needle,
+        "query_string": urlencode({"q": needle}) if needle else "",
         "choices": answer_choices(project),
         "is_analyst": is_analyst(request.user),
     }
     return render(request, "judgements/my_judgements.html", ctx)
+
+
+def _attach_histories(project: Project, rater, answers: list[Judgement]) -> None:
+    """Give each answer the rater's every event on its pair, oldest first, as
+    ``history``: (when, what, note) rows, so that the page shows how it came to be."""
+    if not answers:
+        return
+    pairs = Q()
+    for answer in answers:
+        pairs |= Q(query_id=answer.query_id, document_id=answer.document_id)
+    events = Judgement.objects.filter(pairs, rater=rater).order_by("created_at", "id")
+    found: dict[tuple[int, int], list] = {}
+    for event in events:
+        row = (event.created_at, _answer_label(project, event), event.note)
+        found.setdefault((event.query_id, event.document_id), []).append(row)
+    for answer in answers:
+        answer.history = found.get((answer.query_id, answer.document_id), [])
 
 
 def _revise(request, project: Project):
@@ -351,6 +383,10 @@ def bulk(request, slug):
     if request.method == "POST" and form.is_valid():
         return _bulk_save(request, project, query, form)
     documents = Document.objects.in_bulk(ids)
+    for document_id, document in documents.items():
+        # Each select is named by its document, as a screen reader reads it out of the row.
+        field = form.fields[f"answer-{document_id}"]
+        field.widget.attrs["aria-label"] = f"Your answer for {document}"
     ctx = {"project": project, "filters": filters, "query": query, "page": page, "form": form}
     ctx["is_analyst"] = True
     ctx["query_string"] = _without_page(request.GET)

@@ -12,7 +12,7 @@ from django import forms
 
 from config.ids import IdField
 from metrics.core.consensus import policy_names
-from metrics.dashboards.labels import CONSENSUS_LABELS, PARAMETER_LABELS
+from metrics.dashboards.labels import CONSENSUS_LABELS, MEASURES, PARAMETER_LABELS, measure_label
 from metrics.registry import MetricSpec, project_spec
 from metrics.sources import GRADES_LABELS, Grades
 
@@ -64,12 +64,13 @@ class ProjectDefaultsForm(forms.Form):
         """The parameters this page was given, with ``changes`` (None drops one), for links."""
         params = {name: value for name, value in self.submitted.items() if name in self.fields}
         params.update(changes)
-        return urlencode({name: value for name, value in params.items() if value is not None})
+        kept = {name: value for name, value in params.items() if value is not None}
+        return urlencode(kept, doseq=True)
 
     @property
     def metric_query_string(self) -> str:
         """Only the metric's parameters and the moment: for links to other dashboards."""
-        kept = {*SPEC_FIELDS, "grades", "as_of"}
+        kept = {*SPEC_FIELDS, "grades", "as_of", *MEASURE_FIELDS}
         return self.query_string(**{name: None for name in self.fields if name not in kept})
 
 
@@ -151,6 +152,46 @@ class MetricForm(MetricFields):
         return self.cleaned_data["spec"]
 
 
+# The measures beside NDCG a page shows: checkboxes, and a hidden field that tells "none
+# checked" (a choice) from a bare URL (every measure, the default).
+MEASURE_FIELDS = ("measures", "measures_set")
+
+
+class MeasuresMixin(forms.Form):
+    """Which of P@k, AP@k, RR@k and ERR@k a dashboard shows beside NDCG; all by default."""
+
+    measures = forms.MultipleChoiceField(
+        required=False,
+        choices=[(name, f"{short}@k") for name, short in MEASURES.items()],
+        widget=forms.CheckboxSelectMultiple,
+        label="Also show",
+        help_text="Measures beside NDCG, at the same k (trec_eval's definitions).",
+    )
+    measures_set = forms.CharField(required=False, widget=forms.HiddenInput)
+
+    def __init__(self, query_params, *, project, **kwargs):
+        super().__init__(query_params, project=project, **kwargs)
+        chosen = list(MEASURES)
+        if "measures_set" in query_params:
+            getlist = getattr(query_params, "getlist", None)
+            chosen = getlist("measures") if getlist else [query_params.get("measures", "")]
+            self.submitted["measures"] = chosen
+        self.data["measures"] = chosen
+        self.data["measures_set"] = "1"
+
+    @property
+    def chosen_measures(self) -> list[str]:
+        """The names chosen, in ``MEASURES`` order."""
+        chosen = set(self.cleaned_data.get("measures") or ())
+        return [name for name in MEASURES if name in chosen]
+
+
+class DashboardForm(MeasuresMixin, MetricForm):
+    """The metric of a dashboard page, with the measures shown beside NDCG."""
+
+    field_order = [*SPEC_FIELDS, "measures", "grades", "as_of"]
+
+
 QUERY_SORTS = {
     "query": "Query",
     "ndcg": "NDCG",
@@ -161,7 +202,7 @@ QUERY_SORTS = {
 }
 
 
-class QueryTableForm(MetricForm):
+class QueryTableForm(MeasuresMixin, MetricForm):
     q = forms.CharField(required=False, max_length=200, label="Query contains")
     # Sorting is chosen by the column headers' links; the form only carries it along.
     sort = forms.ChoiceField(
@@ -170,7 +211,14 @@ class QueryTableForm(MetricForm):
         widget=forms.HiddenInput,
     )
 
-    field_order = ["q", *SPEC_FIELDS, "grades", "as_of"]
+    field_order = ["q", *SPEC_FIELDS, "measures", "grades", "as_of"]
+
+    def __init__(self, query_params, *, project, **kwargs):
+        super().__init__(query_params, project=project, **kwargs)
+        # A measure's column sorts too: its name is a sort key.
+        self.fields["sort"].choices += [
+            (f"{sign}{name}", name) for name in MEASURES for sign in ("", "-")
+        ]
 
     @property
     def ordering(self) -> str:
@@ -186,8 +234,17 @@ class QueryTableForm(MetricForm):
                 "href": "?" + self.query_string(sort=f"-{key}" if current == key else key),
                 "state": {key: "ascending", f"-{key}": "descending"}.get(current, "none"),
             }
-            for key, label in QUERY_SORTS.items()
+            for key, label in self._sortable().items()
         ]
+
+    def _sortable(self) -> dict[str, str]:
+        """The columns in order: query, NDCG's, the measures chosen, change."""
+        columns = dict(QUERY_SORTS)
+        change = columns.pop("change")
+        spec = self.cleaned_data.get("spec")
+        for name in self.chosen_measures:
+            columns[name] = measure_label(spec, name) if spec else MEASURES[name]
+        return {**columns, "change": change}
 
 
 class CompareForm(MetricForm):
@@ -211,6 +268,12 @@ class CompareForm(MetricForm):
         if cleaned.get("a") is not None and cleaned.get("a") == cleaned.get("b"):
             raise forms.ValidationError("Choose two different result lists to compare.")
         return cleaned
+
+
+class ComparePageForm(MeasuresMixin, CompareForm):
+    """The comparison page's form: the API's, with the measures shown beside NDCG."""
+
+    field_order = ["a", "b", *SPEC_FIELDS, "measures", "grades", "as_of"]
 
 
 class GateForm(CompareForm):

@@ -8,6 +8,7 @@ urlpatterns = [
     path("", views.index, name="index"),
     path("<slug:slug>/", views.overview, name="overview"),
     path("<slug:slug>/compare/", views.compare, name="compare"),
+    path("<slug:slug>/compare/export/", views.compare_export, name="compare_export"),
     path("<slug:slug>/raters/", views.raters, name="raters"),
     path("<slug:slug>/series/export/", views.series_export, name="series_export"),
     path(
@@ -16,6 +17,11 @@ urlpatterns = [
         name="raters_request_grades",
     ),
     path("<slug:slug>/<id:result_list_id>/queries/", views.queries, name="queries"),
+    path(
+        "<slug:slug>/<id:result_list_id>/queries/export/",
+        views.queries_export,
+        name="queries_export",
+    ),
     path(
         "<slug:slug>/<id:result_list_id>/queries/<id:query_id>/",
         views.query_detail,

@@ -18,9 +18,22 @@ from judgements.roles import Role, role_required
 from judgements.workspace.raters import raters_management
 from metrics import dashboards
 from metrics.dashboards.agreement import disputed_pairs
-from metrics.dashboards.labels import parameter_line
+from metrics.dashboards.labels import MEASURES, parameter_line
+from metrics.exports import (
+    COMPARE_COLUMNS,
+    QUERY_COLUMNS,
+    compare_rows,
+    csv_response,
+    query_rows,
+)
 from metrics.exports import series_export as series_export_of
-from metrics.forms import CompareForm, GradeRequestForm, MetricForm, QueryTableForm, RatersForm
+from metrics.forms import (
+    ComparePageForm,
+    DashboardForm,
+    GradeRequestForm,
+    QueryTableForm,
+    RatersForm,
+)
 from metrics.sources import GRADES_LABELS
 from searchlogs.dashboards import online_for_query, online_overview
 
@@ -48,11 +61,15 @@ def index(request):
 @role_required(Role.ANALYST)
 def overview(request, slug):
     project = get_object_or_404(Project, slug=slug)
-    form = MetricForm(request.GET, project=project)
+    form = DashboardForm(request.GET, project=project)
 
     def build(form):
         return dashboards.project_overview(
-            project, form.spec, as_of=form.moment, grades=form.chosen_grades
+            project,
+            form.spec,
+            as_of=form.moment,
+            grades=form.chosen_grades,
+            measures=tuple(form.chosen_measures),
         )
 
     online = online_overview(project)
@@ -75,6 +92,7 @@ def queries(request, slug, result_list_id):
             text=form.cleaned_data["q"],
             page=request.GET.get("page"),
             grades=form.chosen_grades,
+            measures=tuple(form.chosen_measures),
         )
 
     context = {"project": project, "result_list": result_list}
@@ -82,15 +100,54 @@ def queries(request, slug, result_list_id):
 
 
 @role_required(Role.ANALYST)
+def queries_export(request, slug, result_list_id):
+    """Every query of the per-query table (filtered and sorted as asked) as CSV, with
+    every measure beside NDCG whatever the page shows."""
+    project = get_object_or_404(Project, slug=slug)
+    result_list = get_object_or_404(ResultList, pk=result_list_id, project=project)
+    form = QueryTableForm(request.GET, project=project)
+    if not form.is_valid():
+        return HttpResponseBadRequest(_errors(form), content_type="text/plain")
+    table = dashboards.query_table(
+        project,
+        result_list,
+        form.spec,
+        as_of=form.moment,
+        sort=form.ordering,
+        text=form.cleaned_data["q"],
+        page=None,
+        grades=form.chosen_grades,
+        measures=tuple(MEASURES),
+        page_size=None,
+    )
+    filename = f"{project.slug}-{result_list.pk}-queries.csv"
+    return csv_response(filename, QUERY_COLUMNS, query_rows(table, form.spec))
+
+
+def _errors(form) -> str:
+    return "; ".join(
+        f"{name}: {message}" if name != "__all__" else message
+        for name, messages_ in form.errors.items()
+        for message in messages_
+    )
+
+
+@role_required(Role.ANALYST)
 def query_detail(request, slug, result_list_id, query_id):
     project = get_object_or_404(Project, slug=slug)
     result_list = get_object_or_404(ResultList, pk=result_list_id, project=project)
     query = get_object_or_404(Query, pk=query_id, project=project)
-    form = MetricForm(request.GET, project=project)
+    form = DashboardForm(request.GET, project=project)
 
     def build(form):
         return dashboards.query_detail(
-            project, result_list, query, form.spec, as_of=form.moment, grades=form.chosen_grades
+            project,
+            result_list,
+            query,
+            form.spec,
+            as_of=form.moment,
+            grades=form.chosen_grades,
+            measures=tuple(form.chosen_measures),
         )
 
     context = {"project": project, "result_list": result_list, "query": query}
@@ -106,7 +163,7 @@ def compare(request, slug):
         # Nothing to compare yet is a state of the project, not a bad request.
         context = {"project": project, "too_few": lists, "dashboards_nav": True}
         return render(request, "metrics/compare.html", context)
-    form = CompareForm(request.GET, project=project)
+    form = ComparePageForm(request.GET, project=project)
 
     def build(form):
         lists = project.result_lists.in_bulk([form.cleaned_data["a"], form.cleaned_data["b"]])
@@ -118,9 +175,36 @@ def compare(request, slug):
             as_of=form.moment,
             page=request.GET.get("page"),
             grades=form.chosen_grades,
+            measures=tuple(form.chosen_measures),
         )
 
     return _page(request, "metrics/compare.html", form, build, project=project)
+
+
+@role_required(Role.ANALYST)
+def compare_export(request, slug):
+    """Every query the comparison pairs, worst change first, as CSV: A's and B's NDCG
+    and every other measure of both."""
+    project = get_object_or_404(Project, slug=slug)
+    if project.result_lists.count() < 2:
+        message = "Comparing needs two result lists."
+        return HttpResponseBadRequest(message, content_type="text/plain")
+    form = ComparePageForm(request.GET, project=project)
+    if not form.is_valid():
+        return HttpResponseBadRequest(_errors(form), content_type="text/plain")
+    lists = project.result_lists.in_bulk([form.cleaned_data["a"], form.cleaned_data["b"]])
+    found = dashboards.comparison(
+        project,
+        lists[form.cleaned_data["a"]],
+        lists[form.cleaned_data["b"]],
+        form.spec,
+        as_of=form.moment,
+        page=None,
+        grades=form.chosen_grades,
+        measures=tuple(MEASURES),
+    )
+    filename = f"{project.slug}-compare-{found.a.result_list.pk}-{found.b.result_list.pk}.csv"
+    return csv_response(filename, COMPARE_COLUMNS, compare_rows(found, form.spec))
 
 
 @role_required(Role.ANALYST)

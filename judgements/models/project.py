@@ -73,6 +73,8 @@ MAX_GRADE_MAGNITUDE = 100
 SCALE_KEYS = {"value", "label", "description"}
 # Addresses under projects/ that are pages, not projects (judgements/urls.py).
 RESERVED_SLUGS = {"new", "guidelines-preview"}
+# What the rating page said under "Can't tell" before each project had its own text.
+CANT_TELL_TEXT = "The listing does not say enough."
 
 
 class Project(models.Model):
@@ -84,6 +86,12 @@ class Project(models.Model):
         help_text="Grades as a list of {value, label, description}, lowest first.",
     )
     guidelines = models.TextField(blank=True, help_text="Markdown shown to raters.")
+    cant_tell_text = models.CharField(
+        "“Can't tell” explanation",
+        max_length=300,
+        default=CANT_TELL_TEXT,
+        help_text="Shown to raters under the “Can't tell” button: when to choose it.",
+    )
     judges_per_pair = models.PositiveSmallIntegerField(
         default=1, validators=[MinValueValidator(1), MaxValueValidator(MAX_JUDGES_PER_PAIR)]
     )

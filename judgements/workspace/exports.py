@@ -4,7 +4,8 @@ from dataclasses import dataclass
 
 from django.urls import reverse
 
-from judgements.models import Project
+from judgements.models import Judgement, MachineJudge, Project
+from metrics.models import MetricPoint
 
 CONSENSUS_FORMATS = [
     ("qrels", "TREC qrels"),
@@ -29,7 +30,26 @@ class DownloadGroup:
 
 
 def project_exports(project: Project, result_lists) -> list[DownloadGroup]:
-    """Every export of ``project``, grouped; each link is the API's streamed response."""
+    """The exports of ``project`` that have something in them, grouped; each link is the
+    API's streamed response. A new project offers none: an empty file reads as broken."""
+    groups = _groups(project, result_lists)
+    graded = Judgement.objects.filter(query__project=project).exists()
+    judges = MachineJudge.objects.filter(project=project).exists()
+    stored = MetricPoint.objects.filter(result_list__project=project).exists()
+    kept = []
+    for group in groups:
+        if group.title in ("Consensus grades", "Judgement events") and not graded:
+            continue
+        if group.title == "Metric series":
+            shown = {"CSV, human grades": stored or (graded and bool(result_lists))}
+            downloads = [d for d in group.downloads if shown.get(d.label, judges)]
+            group = DownloadGroup(group.title, group.help, downloads)
+        if group.downloads:
+            kept.append(group)
+    return kept
+
+
+def _groups(project: Project, result_lists) -> list[DownloadGroup]:
     slug = project.slug
     consensus = reverse("api:consensus-export", args=[slug])
     events = reverse("api:judgements-export", args=[slug])

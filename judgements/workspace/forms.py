@@ -90,6 +90,10 @@ class ScaleField(forms.Field):
             raise ValidationError("The scale needs at least two grades.")
 
 
+# Shown in the guidelines' fieldset rather than among the general fields.
+RATER_TEXTS = ("scale", "guidelines", "cant_tell_text")
+
+
 class ProjectForm(forms.ModelForm):
     """A project's settings: the New project page and the settings page."""
 
@@ -130,7 +134,7 @@ class ProjectForm(forms.ModelForm):
 
     @property
     def general_fields(self):
-        return [self[name] for name in GENERAL_FIELDS if name not in ("scale", "guidelines")]
+        return [self[name] for name in GENERAL_FIELDS if name not in RATER_TEXTS]
 
     @property
     def metric_fields(self):

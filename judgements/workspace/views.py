@@ -69,7 +69,11 @@ def project(request, slug):
         "document_count": project.documents.count(),
         "result_lists": result_lists,
         "judgement_count": events.count(),
-        "rater_count": events.values("rater").distinct().count(),
+        # People: an import's account (inactive, never signed in) is not one.
+        "rater_count": events.exclude(rater__is_active=False, rater__last_login=None)
+        .values("rater")
+        .distinct()
+        .count(),
         "exports": project_exports(project, result_lists),
         "jobs": project.jobs.filter(status__in=jobs.ACTIVE),
         "deleting": jobs.deleting(project),

@@ -21,6 +21,8 @@ from metrics.core.stats import (
     paired_randomisation_test,
 )
 from metrics.dashboards.evaluations import Evaluation, list_evaluations
+from metrics.dashboards.labels import measure_label
+from metrics.dashboards.measures import list_measures
 from metrics.dashboards.unjudged import POOLED_SQL
 from metrics.registry import MetricSpec
 from metrics.sources import HUMAN, Grades, Source, freshness, one_snapshot
@@ -48,6 +50,10 @@ class DeltaRow:
     a_high: float
     b_low: float
     b_high: float
+    # The team's own id of the query ("" without one).
+    external_id: str = ""
+    # The measures shown beside NDCG: (name, (A's value, B's value)), None where undefined.
+    measures: tuple = ()
 
     @property
     def delta(self) -> float:
@@ -60,6 +66,11 @@ class DeltaRow:
     @property
     def delta_high(self) -> float:
         return self.b_high - self.a_low
+
+    @property
+    def measure_deltas(self) -> list[float | None]:
+        """B - A of each measure shown, in order; None where either is undefined."""
+        return [None if a is None or b is None else b - a for _, (a, b) in self.measures]
 
 
 @dataclass(frozen=True)
@@ -92,6 +103,9 @@ class Comparison:
     # each list's coverage of the top k, and the decision (see ``open_bounds``).
     bounds: "Bounds"
     verdict: Verdict
+    # The means over the compared queries of the measures shown beside NDCG:
+    # (name, label, mean A, mean B, B - A), each None where undefined.
+    measures: tuple = ()
 
     @property
     def chart(self) -> dict:
@@ -132,6 +146,7 @@ def comparison(
     page_size: int = PAGE_SIZE,
     grades: Grades = HUMAN,
     alpha: float = 0.05,
+    measures: tuple[str, ...] = (),
 ) -> Comparison:
     """Paired comparison of ``b`` against ``a``, on the consensus of ``grades``.
 
@@ -141,6 +156,7 @@ def comparison(
     counting 0 for it (``missing_a``, ``missing_b``), as ``trec_eval -c`` counts a qrels
     query missing from the run; each mean is then the list's own mean over all queries
     (unless one list returned an unjudged query the other did not, a 0 for both).
+    The ``measures`` (names of ``labels.MEASURES``) are paired over the same queries.
     """
     fresh = freshness(project, spec, as_of=as_of, grades=grades)
     first, second = list_evaluations(project, spec, fresh=fresh, result_lists=[a, b])
@@ -149,12 +165,19 @@ def comparison(
     if spec.mean_over == "all":
         values_a, values_b = np.nan_to_num(values_a, nan=0.0), np.nan_to_num(values_b, nan=0.0)
     delta = values_b - values_a
-    texts = _texts(project, common)
+    texts, qids = _texts(project, common)
+    paired = _paired_measures(project, spec, fresh, first, second, common, measures)
     order = _worst_first(delta, texts)
     bounds = open_bounds(project, spec, fresh, first, second, common, values_a, values_b)
     columns = (values_a, values_b, *bounds.per_query)
     ordered = [
-        DeltaRow(query, texts[i], *values)
+        DeltaRow(
+            query,
+            texts[i],
+            *values,
+            qids[i],
+            tuple((name, (_number(a[i]), _number(b[i]))) for name, (a, b) in paired.items()),
+        )
         for i, query, *values in zip(
             order.tolist(),
             common[order].tolist(),
@@ -195,7 +218,38 @@ def comparison(
         rows=list(paged.object_list),
         bounds=bounds,
         verdict=decided,
+        measures=tuple(
+            _measure_means(name, measure_label(spec, name), a, b)
+            for name, (a, b) in paired.items()
+        ),
     )
+
+
+def _paired_measures(project, spec, fresh, first, second, common, names) -> dict:
+    """Each measure of ``names`` for A and for B over the ``common`` queries (0 for a
+    query a list did not return under a mean over all, as NDCG's; else NaN)."""
+    found = list_measures(project, spec, [first, second], fresh=fresh, names=names)
+    paired = {}
+    for name in names:
+        a, b = (
+            sorted_lookup(evaluation.query_ids, values[name], common)
+            for evaluation, values in zip((first, second), found, strict=True)
+        )
+        if spec.mean_over == "all":
+            a = np.where(np.isin(common, first.query_ids), a, 0.0)
+            b = np.where(np.isin(common, second.query_ids), b, 0.0)
+        paired[name] = (a, b)
+    return paired
+
+
+def _measure_means(name: str, label: str, a: np.ndarray, b: np.ndarray) -> tuple:
+    mean_a, mean_b = (_number(_mean(values) if len(values) else np.nan) for values in (a, b))
+    delta = None if mean_a is None or mean_b is None else mean_b - mean_a
+    return (name, label, mean_a, mean_b, delta)
+
+
+def _number(value) -> float | None:
+    return None if value is None or np.isnan(value) else float(value)
 
 
 @dataclass(frozen=True)
@@ -439,9 +493,12 @@ def significance(values_a, values_b) -> tuple[RandomisationTest, ConfidenceInter
     return found
 
 
-def _texts(project, query_ids) -> list[str]:
-    texts = dict(project.queries.values_list("id", "text"))
-    return [texts[query] for query in query_ids.tolist()]
+def _texts(project, query_ids) -> tuple[list[str], list[str]]:
+    """The queries' texts and the team's own ids ("" without one), in ``query_ids`` order."""
+    names = {query: (text, qid) for query, text, qid in project.queries.values_list(
+        "id", "text", "external_id")}  # fmt: skip
+    found = [names[query] for query in query_ids.tolist()]
+    return [text for text, _ in found], [qid for _, qid in found]
 
 
 def _worst_first(delta: np.ndarray, texts: list[str]) -> np.ndarray:

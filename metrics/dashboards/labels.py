@@ -69,3 +69,38 @@ def parameter_line(spec: MetricSpec) -> list[str]:
         f"mean over {MEAN_OVER_LABELS[spec.mean_over]}",
         f"weight={spec.weight}: {WEIGHT_LABELS[spec.weight]}",
     ]
+
+
+# The binary and cascade measures the API computes beside NDCG
+# (metrics.dashboards.measures.binary_and_cascade_measures), by their names there.
+MEASURES = {
+    "precision": "P",
+    "average_precision": "AP",
+    "reciprocal_rank": "RR",
+    "err": "ERR",
+}
+
+
+def measure_label(spec: MetricSpec, name: str) -> str:
+    """A measure's short name with its parameters, as ``MetricSpec.label`` names NDCG:
+    ``P@10``, ``judged-only AP@5``, ``RR`` without a cut-off.
+
+    >>> measure_label(MetricSpec(k=5), "err"), measure_label(MetricSpec(k=None), "precision")
+    ('ERR@5', 'P')
+    >>> measure_label(MetricSpec(unjudged="remove"), "average_precision")
+    'judged-only AP@10'
+    """
+    plain = MEASURES[name] + (f"@{spec.k}" if spec.k else "")
+    return f"judged-only {plain}" if spec.unjudged == "remove" else plain
+
+
+def measures_line(spec: MetricSpec, names, *, relevant_from: float, max_grade: int) -> str:
+    """What the measures beside NDCG mean, in words, for the line printed under them."""
+    if not names:
+        return ""
+    labels = ", ".join(measure_label(spec, name) for name in names)
+    return (
+        f"{labels}: trec_eval's definitions, a hit relevant from consensus grade "
+        f"{relevant_from:g} (ERR graded on the 0 to {max_grade} scale); P without k is not "
+        "defined (—); gain, discount and ideal are NDCG's parameters only"
+    )

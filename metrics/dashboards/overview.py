@@ -9,7 +9,7 @@ for): a difference there is the ranking's.
 
 import datetime as dt
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from django.core.cache import cache
@@ -23,7 +23,8 @@ from metrics import selectors
 from metrics.core.segments import sorted_lookup
 from metrics.core.stats import ConfidenceInterval, bootstrap_mean_cis
 from metrics.dashboards.evaluations import Evaluation, epoch_ms, list_evaluations
-from metrics.dashboards.labels import parameter_line
+from metrics.dashboards.labels import measure_label, measures_line, parameter_line
+from metrics.dashboards.measures import RELEVANT_FROM, list_measures
 from metrics.dashboards.series import SeriesPoint, finite, mean_series, replayed_mean_series
 from metrics.evaluate import INTERVAL_CONFIDENCE, INTERVAL_RESAMPLES, INTERVAL_SEED
 from metrics.registry import MetricSpec, project_spec
@@ -77,6 +78,8 @@ class ListSummary:
     # The interval is of an earlier state of the list's queries than the mean (a grade's
     # refresh updated the mean alone; metrics.overall): a task is drawing it again.
     interval_pending: bool = False
+    # The means of the measures shown beside NDCG: (name, label, mean or None), in order.
+    measures: tuple = ()
 
     @classmethod
     def from_evaluation(cls, evaluation: Evaluation, interval: ConfidenceInterval):
@@ -133,6 +136,9 @@ class Overview:
     series_spec: MetricSpec
     series: list[SeriesPoint]
     revisions: list[WeekCount]
+    # The measures shown beside NDCG: (name, label) in order, and what they mean.
+    measures: tuple = ()
+    measures_line: str = ""
 
     @property
     def series_params(self) -> list[str]:
@@ -172,11 +178,17 @@ class Overview:
 
 @one_snapshot
 def project_overview(
-    project: Project, spec: MetricSpec, *, as_of: dt.datetime | None, grades: Grades = HUMAN
+    project: Project,
+    spec: MetricSpec,
+    *,
+    as_of: dt.datetime | None,
+    grades: Grades = HUMAN,
+    measures: tuple[str, ...] = (),
 ) -> Overview:
     """Every result list's mean with its interval, the pool's progress and the charts' data,
     on the consensus of ``grades`` (the stored series holds the human raters'; other
-    grades' series are replayed from the log, ``metrics.history.replayed_series``)."""
+    grades' series are replayed from the log, ``metrics.history.replayed_series``), and
+    the means of ``measures`` (names of ``labels.MEASURES``) beside NDCG."""
     fresh = freshness(project, spec, as_of=as_of, grades=grades)
     result_lists = list(project.result_lists.order_by("captured_at", "name"))
     # A past moment's grades are replayed from the log once, for the lists and the pool.
@@ -195,9 +207,38 @@ def project_overview(
         series = mean_series(project, series_spec, as_of=as_of)
     else:
         series = replayed_mean_series(project, series_spec, fresh=fresh)
+    if measures and summaries:
+        summaries = _with_measures(project, spec, summaries, fresh, pairs, measures)
     pool = pool_progress(project, fresh=fresh, pairs=pairs)
     weeks = [WeekCount(*row) for row in revisions_per_week(project.pk, as_of=as_of)]
-    return Overview(spec, fresh, summaries, pool, series_spec, series, weeks)
+    shown = tuple((name, measure_label(spec, name)) for name in measures)
+    line = measures_line(spec, measures, relevant_from=RELEVANT_FROM, max_grade=project.max_grade)
+    return Overview(spec, fresh, summaries, pool, series_spec, series, weeks, shown, line)
+
+
+def _with_measures(project, spec, summaries, fresh, pairs, names) -> list[ListSummary]:
+    """``summaries`` with each list's means of the measures ``names``, over the queries
+    its NDCG mean counts (``Evaluation.mean_of``, as the API's means)."""
+    result_lists = [summary.result_list for summary in summaries]
+    evaluations = list_evaluations(
+        project, spec, fresh=fresh, result_lists=result_lists, pairs=pairs
+    )
+    found = list_measures(project, spec, evaluations, fresh=fresh, pairs=pairs, names=names)
+    return [
+        replace(
+            summary,
+            measures=tuple(
+                (name, measure_label(spec, name), _finite_mean(evaluation, values[name]))
+                for name in names
+            ),
+        )
+        for summary, evaluation, values in zip(summaries, evaluations, found, strict=True)
+    ]
+
+
+def _finite_mean(evaluation: Evaluation, values: np.ndarray) -> float | None:
+    mean = evaluation.mean_of(values)
+    return None if mean is None or np.isnan(mean) else mean
 
 
 def stored_summaries(spec, result_lists, fresh: Freshness) -> list[ListSummary] | None:

@@ -10,7 +10,8 @@ from judgements.models import Hit, Judgement, Project, Query, ResultList
 from metrics import selectors
 from metrics.core import NdcgResult, RankRow, ideal_grades, ndcg
 from metrics.dashboards.evaluations import Evaluation, epoch_ms, list_evaluations
-from metrics.dashboards.labels import parameter_line
+from metrics.dashboards.labels import measure_label, measures_line, parameter_line
+from metrics.dashboards.measures import RELEVANT_FROM, list_measures, query_measures
 from metrics.dashboards.series import stored_series
 from metrics.registry import MetricSpec, project_spec
 from metrics.revisions import Revision, query_revisions
@@ -43,6 +44,10 @@ class QueryRow:
     all_irrelevant: bool
     # Whether the query has a current grade (else a mean over judged queries leaves it out).
     has_judgements: bool
+    # The team's own id of the query ("" without one).
+    external_id: str = ""
+    # The measures shown beside NDCG: (name, value or None), in the table's order.
+    measures: tuple = ()
 
     @property
     def change(self) -> float | None:
@@ -56,6 +61,9 @@ class QueryTable:
     page: Page
     rows: list[QueryRow]
     matching: int
+    # The measures shown beside NDCG, (name, label) in order, and what they mean.
+    measures: tuple = ()
+    measures_line: str = ""
 
     @property
     def as_of(self) -> dt.datetime:
@@ -77,9 +85,12 @@ def query_table(
     text: str,
     page: int | None,
     grades: Grades = HUMAN,
+    measures: tuple[str, ...] = (),
+    page_size: int | None = PAGE_SIZE,
 ) -> QueryTable:
-    """One page of the result list's queries, filtered by text and sorted by ``sort``
-    (the consensus of ``grades``)."""
+    """One page of the result list's queries (all of them with ``page_size`` None),
+    filtered by text or query id and sorted by ``sort`` (the consensus of ``grades``),
+    with the values of ``measures`` (names of ``labels.MEASURES``) beside NDCG."""
     fresh = freshness(project, spec, as_of=as_of, grades=grades)
     before = previous_list(result_list)
     lists = [result_list] if before is None else [result_list, before]
@@ -90,25 +101,41 @@ def query_table(
         if before
         else np.full(len(current.query_ids), np.nan)
     )
-    texts = dict(project.queries.values_list("id", "text"))
-    query_texts = [texts[int(query_id)] for query_id in current.query_ids]
-    keep = _matching(query_texts, text)
-    order = keep[_order(current, previous_values, query_texts, keep, sort)]
-    paged = Paginator(order, PAGE_SIZE).get_page(page)
-    rows = [_row(current, previous_values, query_texts, int(i)) for i in paged.object_list]
-    return QueryTable(current, evaluations[1] if before else None, paged, rows, len(keep))
+    names = {query: (text, qid) for query, text, qid in project.queries.values_list(
+        "id", "text", "external_id")}  # fmt: skip
+    query_texts = [names[int(query_id)][0] for query_id in current.query_ids]
+    qids = [names[int(query_id)][1] for query_id in current.query_ids]
+    [values] = list_measures(project, spec, [current], fresh=fresh, names=measures)
+    keep = _matching(query_texts, qids, text)
+    order = keep[_order(current, previous_values, query_texts, keep, sort, values)]
+    paged = Paginator(order, page_size or max(1, len(order))).get_page(page)
+    rows = [
+        _row(current, previous_values, query_texts, int(i), qids[int(i)], values)
+        for i in paged.object_list
+    ]
+    shown = tuple((name, measure_label(spec, name)) for name in measures)
+    line = measures_line(spec, measures, relevant_from=RELEVANT_FROM, max_grade=project.max_grade)
+    previous = evaluations[1] if before else None
+    return QueryTable(current, previous, paged, rows, len(keep), shown, line)
 
 
-def _matching(texts: list[str], text: str) -> np.ndarray:
+def _matching(texts: list[str], qids: list[str], text: str) -> np.ndarray:
+    """The positions of the queries whose text contains ``text``, or whose own id is it
+    (a team looks a query up by the id its scripts print: "query 28")."""
     needle = text.strip().casefold()
     if not needle:
         return np.arange(len(texts), dtype=np.int64)
     return np.array(
-        [i for i, each in enumerate(texts) if needle in each.casefold()], dtype=np.int64
+        [
+            i
+            for i, (each, qid) in enumerate(zip(texts, qids, strict=True))
+            if needle in each.casefold() or needle == qid.casefold()
+        ],
+        dtype=np.int64,
     )
 
 
-def _order(evaluation, previous_values, texts, keep, sort: str) -> np.ndarray:
+def _order(evaluation, previous_values, texts, keep, sort: str, measures) -> np.ndarray:
     """Positions into ``keep`` in the asked order; ties and gaps (no change) go by text."""
     key = sort.removeprefix("-")
     kept = [texts[i] for i in keep.tolist()]
@@ -123,15 +150,17 @@ def _order(evaluation, previous_values, texts, keep, sort: str) -> np.ndarray:
             "idcg": evaluation.idcg,
             "judged": evaluation.judged,
             "change": evaluation.ndcg - previous_values,
+            **measures,
         }
-        primary = columns[key][keep].astype(np.float64)
+        # A measure not shown sorts as NDCG does.
+        primary = columns.get(key, evaluation.ndcg)[keep].astype(np.float64)
     if sort.startswith("-"):
         primary = -primary
     # lexsort puts NaN (a query the previous list did not return) last either way.
     return np.lexsort((text_rank, primary))
 
 
-def _row(evaluation, previous_values, texts, i: int) -> QueryRow:
+def _row(evaluation, previous_values, texts, i: int, qid: str, measures) -> QueryRow:
     previous = previous_values[i]
     return QueryRow(
         query_id=int(evaluation.query_ids[i]),
@@ -144,7 +173,13 @@ def _row(evaluation, previous_values, texts, i: int) -> QueryRow:
         previous=None if np.isnan(previous) else float(previous),
         all_irrelevant=bool(evaluation.all_irrelevant[i]),
         has_judgements=bool(evaluation.judgements[i] > 0),
+        external_id=qid,
+        measures=tuple((name, _number(values[i])) for name, values in measures.items()),
     )
+
+
+def _number(value) -> float | None:
+    return None if np.isnan(value) else float(value)
 
 
 @dataclass(frozen=True)
@@ -182,6 +217,9 @@ class QueryDetail:
     # The working is always computed from the pair grades (or the log), never read back.
     source: Source
     grades: Grades
+    # The measures shown beside NDCG: (name, label, value or None), and what they mean.
+    measures: tuple = ()
+    measures_line: str = ""
 
     @property
     def series_params(self) -> list[str]:
@@ -221,9 +259,10 @@ def query_detail(
     *,
     as_of: dt.datetime | None,
     grades: Grades = HUMAN,
+    measures: tuple[str, ...] = (),
 ) -> QueryDetail:
-    """The ranked hits with the grade of every rater of ``grades``, and NDCG's working
-    rank by rank."""
+    """The ranked hits with the grade of every rater of ``grades``, NDCG's working rank
+    by rank and the values of ``measures`` (names of ``labels.MEASURES``)."""
     # One query's working is computed whatever the metric: the stored series is not asked.
     fresh = grades_freshness(project.pk, as_of=as_of, grades=grades)
     moment = fresh.moment
@@ -259,7 +298,18 @@ def query_detail(
         ),
         revisions=query_revisions(query.pk, as_of=as_of),
         source=fresh.pairs,
+        measures=_query_measures(project, spec, ranked, pairs.grades, measures),
+        measures_line=measures_line(
+            spec, measures, relevant_from=RELEVANT_FROM, max_grade=project.max_grade
+        ),
     )
+
+
+def _query_measures(project, spec, ranked, judged, names) -> tuple:
+    if not names:
+        return ()
+    found = query_measures(spec, ranked, judged, max_grade=project.max_grade)
+    return tuple((name, measure_label(spec, name), _number(found[name])) for name in names)
 
 
 def _ndcg(spec: MetricSpec, ranked: list, judged) -> NdcgResult:

@@ -8,21 +8,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from judgements.models import Project, ResultList
-from metrics import evaluate, packed_reads
-from metrics.core import (
-    average_precision_batch,
-    expected_reciprocal_rank_batch,
-    precision_batch,
-    reciprocal_rank_batch,
-)
-from metrics.core.segments import condense, offsets_from_lengths, positions, segment_sums
+from metrics import evaluate
 from metrics.dashboards.evaluations import Evaluation, computed_evaluation, counted_as
+from metrics.dashboards.measures import RELEVANT_FROM, binary_and_cascade_measures
 from metrics.dashboards.overview import ListSummary, computed_summary, stored_summaries
 from metrics.registry import MetricSpec
 from metrics.sources import HUMAN, Grades, freshness, one_snapshot
-
-# The lowest consensus grade that P, AP and RR count as relevant: trec_eval's -l 1.
-RELEVANT_FROM = 1.0
 
 
 @dataclass(frozen=True)
@@ -69,46 +60,3 @@ def result_list_metrics(
     stored = stored_summaries(spec, [result_list], fresh)
     summary = stored[0] if stored else computed_summary(evaluation)
     return ResultListMetrics(evaluation, summary, measures, project.max_grade)
-
-
-def binary_and_cascade_measures(
-    grades: packed_reads.ResultListGrades, spec: MetricSpec, *, max_grade: int
-) -> dict[str, np.ndarray]:
-    """P@k, AP@k, RR@k and ERR@k of every query of ``grades``, with trec_eval's
-    definitions (AP@k is its map_cut.k; without k, all four look at whole lists).
-
-    Relevant means a consensus grade of at least ``RELEVANT_FROM``; AP divides by the
-    query's relevant judged documents. With ``spec.unjudged == "remove"`` unjudged hits
-    leave the lists first (trec_eval on condensed lists). P is NaN without a cut-off,
-    ERR NaN on a scale whose top grade is not positive. Gain, discount and the ideal
-    are NDCG's parameters and change none of these.
-    """
-    ranked, offsets = grades.ranked_grades, grades.offsets
-    if spec.unjudged == "remove":
-        ranked, offsets = condense(ranked, offsets)
-    if spec.k is not None:
-        # Only the top k counts: whole lists (read for NDCG's returned ideal or to remove
-        # unjudged hits) are cut first, which changes no value.
-        ranked = ranked[positions(offsets) < spec.k]
-        offsets = offsets_from_lengths(np.minimum(np.diff(offsets), spec.k))
-    relevant = (grades.judged_grades >= RELEVANT_FROM).astype(np.float64)
-    n_relevant = segment_sums(relevant, grades.judged_offsets)
-    unknown = np.full(len(offsets) - 1, np.nan)
-    return {
-        "precision": (
-            precision_batch(ranked, offsets, k=spec.k, threshold=RELEVANT_FROM)
-            if spec.k
-            else unknown
-        ),
-        "average_precision": average_precision_batch(
-            ranked, offsets, n_relevant, k=spec.k, threshold=RELEVANT_FROM
-        ),
-        "reciprocal_rank": reciprocal_rank_batch(
-            ranked, offsets, k=spec.k, threshold=RELEVANT_FROM
-        ),
-        "err": (
-            expected_reciprocal_rank_batch(ranked, offsets, k=spec.k, max_grade=max_grade)
-            if max_grade > 0
-            else unknown
-        ),
-    }

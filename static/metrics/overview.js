@@ -81,7 +81,7 @@
     options: {
       animation: false,
       maintainAspectRatio: false,
-      scales: window.timeAxes.scales("mean NDCG"),
+      scales: window.timeAxes.scales("mean NDCG", data.series.flatMap((line) => line.points.map((p) => p[X]))),
       plugins: {
         // One entry per result list; the caption says which line is what.
         legend: {

@@ -57,7 +57,7 @@
     options: {
       animation: false,
       maintainAspectRatio: false,
-      scales: window.timeAxes.scales("NDCG"),
+      scales: window.timeAxes.scales("NDCG", data.points.map((p) => p[0])),
       plugins: {
         legend: { labels: { boxWidth: 14 } },
         tooltip: {

@@ -12,12 +12,12 @@ from django.urls import reverse
 
 from judgements import importers, imports
 from judgements.guidelines import guidelines_html
-from judgements.models import Hit, Job, Project, ResultList
+from judgements.models import Hit, Job, MachineJudge, Project, ResultList
 from judgements.projects import metric_default_fields
 from judgements.uploads import UPLOADS, UploadKind
 from judgements.workspace.forms import UploadForm
 from metrics.registry import MetricSpec
-from tests.factories import HitFactory, JudgementFactory, ResultListFactory
+from tests.factories import HitFactory, JudgementFactory, ResultListFactory, UserFactory
 from tests.judgements.forms import project_form_data
 
 pytestmark = pytest.mark.django_db
@@ -243,8 +243,16 @@ def test_deleting_a_result_list_keeps_the_other(
 
 
 def test_the_project_page_offers_every_export_as_the_apis_streamed_response(
-    charlie, query_with_hits
+    charlie, query_with_hits, rater
 ):
+    # Every export has something in it: a grade, a result list and a machine judge.
+    JudgementFactory(query=query_with_hits, document=query_with_hits.hits.first().document,
+                     rater=rater, grade=2)  # fmt: skip
+    judge = UserFactory(username="judge-bot")
+    MachineJudge.objects.create(
+        project=query_with_hits.project, rater=judge, name="bot", model="m",
+        base_url="http://127.0.0.1:9/v1",
+    )  # fmt: skip
     page = charlie.get(url("project", "outdoor"))
     links = {
         (group.title, download.label): download.url
@@ -307,3 +315,21 @@ def test_a_failed_deletion_says_nothing_was_deleted(charlie, project):
     assert "upload the file again" not in text
     # The project is whole: the page leads back to it.
     assert f'href="{url("project", "outdoor")}"' in text
+
+
+def test_an_empty_project_offers_only_the_downloads_it_can_fill(charlie, query_with_hits):
+    page = charlie.get(url("project", "outdoor"))
+
+    offered = {
+        (group.title, download.label)
+        for group in page.context["exports"]
+        for download in group.downloads
+    }
+    assert offered == {("Result lists", "bm25")}
+
+
+def test_a_new_project_says_there_is_nothing_to_download_yet(charlie, project):
+    page = charlie.get(url("project", "outdoor"))
+
+    assert page.context["exports"] == []
+    assert b'data-testid="no-downloads"' in page.content

@@ -186,11 +186,13 @@ def test_the_series_export_takes_the_grades_and_names_them_on_every_row(
 
     assert machine["Content-Disposition"].endswith('-metric-series-machine.csv"')
     lines = b"".join(machine.streaming_content).decode().splitlines()
-    assert lines[0].endswith(",zero_idcg,grades,ci_pending")
+    assert lines[0].endswith(",zero_idcg,grades,ci_pending,covers_until")
     [row] = [line.split(",") for line in lines[1:]]
-    assert (row[0], row[3], row[-2], row[-1]) == ("prod", "1.0", "machine", "false")
+    assert (row[0], row[3], row[-3], row[-2]) == ("prod", "1.0", "machine", "false")
+    # A replayed day's end covers the judgements up to it, or up to now for today's.
+    assert row[-1] <= row[2]
     both_lines = b"".join(both.streaming_content).decode().splitlines()
-    assert [line.split(",")[-2] for line in both_lines[1:]] == ["both"]
+    assert [line.split(",")[-3] for line in both_lines[1:]] == ["both"]
     assert bad.status_code == 400 and "grades: 'robots'" in bad.content.decode()
 
 

@@ -4,12 +4,16 @@ charlie (analyst) reads them. A project with no queries or result lists says wha
 do next: no 400 on compare, no chart drawn without data (its axis began in 1970).
 """
 
+import csv
 import datetime as dt
+import io
 import re
 from html import unescape
 
 import pytest
+import time_machine
 from django.urls import reverse
+from django.utils import timezone
 
 from metrics.evaluate import metric_points_build, overall_point
 from metrics.refresh import metric_points_store
@@ -106,12 +110,39 @@ def test_the_metric_series_downloads_as_csv(charlie, two_lists):
     assert (
         lines[0]
         == "result_list,metric,as_of,value,ci_low,ci_high,judged,retrieved,queries,zero_idcg,"
-        "grades,ci_pending"
+        "grades,ci_pending,covers_until"
     )
-    assert [line.split(",")[:3] + line.split(",")[-2:] for line in lines[1:]] == [
-        ["bm25", spec.name, "2026-11-01T00:00:00.000000Z", "human", "false"],
-        ["new", spec.name, "2026-11-01T00:00:00.000000Z", "human", "false"],
+    # A past point covers the judgements up to its as_of.
+    assert [line.split(",")[:3] + line.split(",")[-3:] for line in lines[1:]] == [
+        ["bm25", spec.name, "2026-11-01T00:00:00.000000Z", "human", "false", NOV_ISO],
+        ["new", spec.name, "2026-11-01T00:00:00.000000Z", "human", "false", NOV_ISO],
     ]
+
+
+NOV_ISO = "2026-11-01T00:00:00.000000Z"
+
+
+def test_the_current_hours_point_is_dated_by_when_it_was_computed(charlie, two_lists):
+    old, _ = two_lists
+    spec = project_spec(old.project)
+    computed = timezone.now().replace(minute=10, second=0, microsecond=0)
+    end_of_hour = computed.replace(minute=0) + dt.timedelta(hours=1)
+    with time_machine.travel(computed, tick=False):
+        metric_points_store(metric_points_build(old, spec, as_of=end_of_hour))
+        metric_points_store([overall_point(old, spec, as_of=end_of_hour)])
+
+    response = charlie.get(reverse("metrics:series_export", args=["outdoor"]))
+
+    [row] = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert row["as_of"] == f"{end_of_hour:%Y-%m-%dT%H:%M:%S}.000000Z"
+    assert row["covers_until"] == f"{computed:%Y-%m-%dT%H:%M:%S}.000000Z"
+
+
+def test_the_series_of_both_grades_is_its_own_file_even_without_machine_judges(charlie, two_lists):
+    response = charlie.get(reverse("metrics:series_export", args=["outdoor"]), {"grades": "both"})
+
+    disposition = 'attachment; filename="outdoor-metric-series-both.csv"'
+    assert response["Content-Disposition"] == disposition
 
 
 def test_the_project_page_links_to_each_dashboard_and_to_rating(charlie, two_lists):
