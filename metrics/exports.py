@@ -111,6 +111,8 @@ QUERY_COLUMNS = (
 COMPARE_COLUMNS = (
     "query_id", "external_id", "query", "metric", "ndcg_a", "ndcg_b", "delta",
     *(f"{name}_{side}" for name in MEASURES for side in ("a", "b")),
+    # What the query's unjudged hits leave open (metrics.core.bounds), width 0 when judged.
+    "ndcg_a_low", "ndcg_a_high", "ndcg_b_low", "ndcg_b_high", "delta_low", "delta_high",
 )  # fmt: skip
 
 
@@ -132,6 +134,7 @@ def compare_rows(comparison, spec):
         yield [
             row.query_id, row.external_id, row.text, spec.name, row.a, row.b, row.delta,
             *(value for name in MEASURES for value in measures.get(name, (None, None))),
+            row.a_low, row.a_high, row.b_low, row.b_high, row.delta_low, row.delta_high,
         ]  # fmt: skip
 
 

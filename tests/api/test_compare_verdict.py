@@ -278,3 +278,37 @@ def test_the_compare_page_says_at_the_top_that_hits_are_unjudged(client, analyst
     )
     same = client.get(f"/metrics/{project.slug}/compare/", {"a": made["a"].pk, "b": made["a"].pk})
     assert same.status_code == 400 and "Choose two different result lists" in same.content.decode()
+
+
+def test_the_compare_csv_carries_each_querys_bounds(charlie, db):
+    import csv
+    import io
+
+    queries = [f"q{i}" for i in range(4)]
+    project, made = project_of(
+        "csv-range",
+        {
+            "a": [(q, "good") for q in queries],
+            "b": [(q, d) for q in queries[:2] for d in ("new", "good")]
+            + [(q, "good") for q in queries[2:]],
+        },
+        [(q, "good", 3) for q in queries],
+    )
+
+    response = charlie.get(
+        f"/metrics/{project.slug}/compare/export/",
+        {"a": made["a"].pk, "b": made["b"].pk, "k": 10},
+    )
+
+    assert response.status_code == 200
+    rows = {row["external_id"]: row for row in csv.DictReader(io.StringIO(response.text))}
+    body = compare(charlie, project, made["a"], made["b"])
+    for row in body["results"]:
+        line, bounds = rows[row["external_id"]], row["bounds"]
+        for side in ("a", "b"):
+            assert float(line[f"ndcg_{side}_low"]) == pytest.approx(bounds[side]["low"])
+            assert float(line[f"ndcg_{side}_high"]) == pytest.approx(bounds[side]["high"])
+        assert float(line["delta_low"]) == pytest.approx(bounds["delta"]["low"])
+        assert float(line["delta_high"]) == pytest.approx(bounds["delta"]["high"])
+    assert float(rows["q0"]["delta_low"]) < float(rows["q0"]["delta_high"])
+    assert rows["q3"]["delta_low"] == rows["q3"]["delta_high"]
