@@ -140,7 +140,9 @@ def test_a_file_dropped_on_the_form_is_uploaded(page, demo):
     assert "dropped.csv" in zone.locator("[data-dropzone-hint]").inner_text()
     page.locator("#queries [data-upload-button]").click()
     page.wait_for_load_state()
-    assert "from dropped.csv: 1 rows read, 1 created" in page.inner_text("#queries [data-testid=upload-outcome]")
+    assert "from dropped.csv: 1 rows read, 1 created" in page.inner_text(
+        "#queries [data-testid=upload-outcome]"
+    )
     assert demo.queries.filter(text="sleeping mat").exists()
 
 
