@@ -1,4 +1,5 @@
-# Relevance Judge: `make run` serves the app with demo data, `make test` runs the suite.
+# Relevance Judge: `make run` serves the app with demo data, `make setup` / `make serve` an
+# empty install without it, `make test` runs the suite.
 # Both set up everything they need (a .venv, the embedded PostgreSQL) on a fresh clone.
 
 VENV := .venv
@@ -13,7 +14,7 @@ export DEBUG ?= 1
 export MALLOC_MMAP_THRESHOLD_ ?= 33554432
 export MALLOC_TRIM_THRESHOLD_ ?= 268435456
 
-.PHONY: run test e2e bench lint format db-stop clean
+.PHONY: run setup serve test e2e bench lint format db-stop clean
 
 $(STAMP): pyproject.toml scripts/find-python
 	@python=$$(scripts/find-python) || exit 1; \
@@ -26,8 +27,16 @@ $(VENV)/.installed-bench: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[test,dev,bench]"
 	@touch $@
 
-run: $(STAMP)
+# An empty install: the .venv, the embedded PostgreSQL and the tables, no demo project.
+setup: $(STAMP)
 	$(PY) manage.py migrate --no-input
+
+# Serves what the database holds, without loading the demo (after `make setup`).
+serve: setup
+	@echo "Serving on http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+run: setup
 	$(PY) manage.py load_demo
 	@echo "Serving on http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
 	$(PY) manage.py runserver $(HOST):$(PORT)

@@ -31,7 +31,10 @@ def csv_records(lines: Lines, required: tuple[str, ...], *, lone_first_column=Fa
     missing = [name for name in required if not set(name.split("|")) & set(header)]
     if missing:
         needs, columns = ", ".join(missing).replace("|", " or "), ", ".join(header) or "none"
-        yield LineError(1, None, f"The header needs {needs}; it has: {columns}.")
+        if looks := looks_like(",".join(header)):
+            yield LineError(1, None, f"This looks like {looks}, not CSV with {needs} columns.")
+        else:
+            yield LineError(1, None, f"The header needs {needs}; it has: {columns}.")
         return
     while not lines.at_end:
         if blocks and (block := _csv_block(lines, header, lone_first_column)):
@@ -39,6 +42,24 @@ def csv_records(lines: Lines, required: tuple[str, ...], *, lone_first_column=Fa
         else:
             yield from _csv_rows(lines, reader, header, lone_first_column, to_block_end=blocks)
     yield from lines.drain()
+
+
+_QRELS_LINE = re.compile(r"^\S+\s+\S+\s+\S+\s+-?\d+(\.\d+)?$")
+_RUN_LINE = re.compile(r"^\S+\s+Q0\s+\S+\s+\d+\s+\S+\s+\S+$", re.IGNORECASE)
+
+
+def looks_like(first_line: str) -> str:
+    """What a CSV upload's first line plainly is instead ("a JSON Lines file"), or ""."""
+    text = first_line.strip()
+    if text.startswith(("{", "[")):
+        return "a JSON or JSON Lines file"
+    if _RUN_LINE.match(text):
+        return "a TREC run file (query id, Q0, doc id, rank, score, tag)"
+    if _QRELS_LINE.match(text):
+        return "a TREC qrels file (query id, iteration, doc id, grade)"
+    if text.startswith("# qid:") or re.match(r"^-?\d+\s+qid:", text):
+        return "a learning-to-rank (RankLib) file"
+    return ""
 
 
 class CsvBlock(NamedTuple):

@@ -131,7 +131,7 @@ def _uploads_page(request, project, forms: dict, errors=None, status=200):
         {
             "upload": upload,
             "form": forms.get(kind) or UploadForm(upload=upload),
-            "errors": import_errors(errors) if errors and kind in forms else None,
+            "errors": _in_line_order(import_errors(errors)) if errors and kind in forms else None,
             "file_name": request.FILES["file"].name if errors and kind in forms else "",
             "url": reverse("judgements:upload", args=[project.slug, kind]),
         }
@@ -177,8 +177,14 @@ def upload(request, slug, kind):
         )
     except ImportRejected as rejected:
         return _uploads_page(request, project, {kind: form}, errors=rejected, status=400)
-    messages.success(request, _summary_text(kind, files["file"].name, summary(kind, result)))
+    text = _summary_text(kind, files["file"].name, summary(kind, result))
+    messages.success(request, text, extra_tags=kind)
     return redirect(f"{reverse('judgements:uploads', args=[slug])}#{kind}")
+
+
+def _in_line_order(errors: list[dict]) -> list[dict]:
+    """Errors by line, those of no line (the file's, "… and N more") last."""
+    return sorted(errors, key=lambda error: (error["line"] is None, error["line"] or 0))
 
 
 def _summary_text(kind: str, name: str, counts: dict) -> str:

@@ -68,14 +68,18 @@
   checkImages();
   document.addEventListener("htmx:afterSwap", checkImages);
 
-  // On a small screen the answer buttons sit below the pair, so the next pair would
-  // arrive with its query above the viewport: bring the top of the rating part back.
-  document.addEventListener("htmx:afterSwap", function () {
-    const rating = document.getElementById("rating");
-    if (rating && rating.getBoundingClientRect().top < 0) {
-      rating.scrollIntoView({ block: "start" });
-    }
-  });
+  // On a phone the answers are docked at the bottom (app.css): pad the page by the dock's
+  // height so the document's end scrolls above it. The page does not move after an answer.
+  function padForDock() {
+    const grades = document.querySelector("#rating .grades");
+    const skip = document.querySelector("#rating form.skip");
+    const docked = grades && getComputedStyle(grades).position === "fixed";
+    const height = docked ? grades.offsetHeight + (skip ? skip.offsetHeight : 0) + 16 : 0;
+    document.body.style.paddingBottom = docked ? height + "px" : "";
+  }
+  padForDock();
+  document.addEventListener("htmx:afterSwap", padForDock);
+  window.addEventListener("resize", padForDock);
 
   // A rater who leaves the page (another page, a closed tab) gives the pair's slot back
   // at once, rather than holding it until the lease runs out. The lease's end names it,

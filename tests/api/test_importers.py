@@ -199,3 +199,19 @@ def test_an_empty_file_is_one_error():
     assert errors_of(parse(importers.quepid_csv, b"\n")) == [
         "line 1: The header needs query, docid, rating; it has: none."
     ]
+
+
+def test_a_file_of_another_format_is_one_line_saying_what_it_looks_like():
+    qrels = b"1 0 184 2\n1 0 29 2\n"
+    assert errors_of(parse(importers.quepid_csv, qrels)) == [
+        "line 1: This looks like a TREC qrels file (query id, iteration, doc id, grade), "
+        "not CSV with query, docid, rating columns."
+    ]
+    run = b"1 Q0 184 1 12.5 bm25\n"
+    assert "a TREC run file" in errors_of(parse(importers.quepid_csv, run))[0]
+    jsonl = b'{"query": "tent", "docid": "a", "rating": 1}\n'
+    assert "a JSON or JSON Lines file" in errors_of(parse(importers.quepid_csv, jsonl))[0]
+    # A CSV whose header only misses a column still lists the columns it has.
+    assert errors_of(parse(importers.quepid_csv, b"query,doc,rating\n")) == [
+        "line 1: The header needs docid; it has: query, doc, rating."
+    ]

@@ -182,24 +182,67 @@ def query_top(page) -> float:
     return page.evaluate("document.querySelector('#rating .query').getBoundingClientRect().top")
 
 
-def test_after_each_answer_on_a_phone_the_pair_is_in_view(browser, live_server, demo, screens):
+ANSWERS = "#rating button.grade, #rating form.skip button"
+
+
+def answers_on_screen(page) -> list[str]:
+    """The labels of the grade and Skip buttons that are not wholly on the first screen."""
+    return page.evaluate(
+        """s => [...document.querySelectorAll(s)].filter(b => {
+            const r = b.getBoundingClientRect();
+            return r.top < 0 || r.bottom > window.innerHeight || r.left < 0
+                || r.right > window.innerWidth;
+        }).map(b => b.innerText.trim())""",
+        ANSWERS,
+    )
+
+
+def test_a_phone_rater_has_every_answer_on_screen_however_long_the_document(
+    browser, live_server, demo, screens
+):
+    from judgements.models import Document
+
+    Document.objects.filter(project=demo).update(snippet="A long listing. " * 600)
     with browsing(browser, live_server, "rater_ann", viewport=PHONE) as page:
         assert page.url.endswith(RATE)  # ann rates one project: the login lands here.
-        seen, scrolled_past = [shown_pair(page)], 0
+        page.screenshot(path=str(screens / "rating-390-long-document.png"))
+        assert page.locator(ANSWERS).count() == len(demo.scale) + 2  # "Can't tell", Skip.
+        assert page.evaluate("document.documentElement.scrollHeight") > 3 * PHONE["height"]
+        assert answers_on_screen(page) == []
+        seen = [shown_pair(page)]
         for key in ("2", "0", "3"):
-            # A rater on a phone scrolls down to the buttons and answers.
-            page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
-            scrolled_past += query_top(page) < 0
             press_and_wait(page, key)
-            assert 0 <= query_top(page) < PHONE["height"] / 2
+            assert page.evaluate("window.scrollY") == 0  # No jump after an answer.
+            assert answers_on_screen(page) == []
             seen.append(shown_pair(page))
         assert len(set(seen)) == 4
-        assert scrolled_past > 0  # The query was out of sight before an answer.
-        page_fits(page)
-        page.screenshot(path=str(screens / "rating-390-after-three-answers.png"))
-        page.screenshot(
-            path=str(screens / "rating-390-after-three-answers-full.png"), full_page=True
+        # Reading to the document's end, the answers stay put and the text is not under them.
+        page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+        assert answers_on_screen(page) == []
+        snippet_bottom = page.evaluate(
+            "document.querySelector('#rating .hit-snippet').getBoundingClientRect().bottom"
         )
+        dock_top = page.evaluate(
+            "document.querySelector('#rating .grades').getBoundingClientRect().top"
+        )
+        assert snippet_bottom <= dock_top
+        page.screenshot(path=str(screens / "rating-390-long-document-end.png"))
+        page_fits(page)
+
+
+def test_key_hints_show_on_a_laptop_and_not_on_a_touch_screen(browser, live_server, demo, screens):
+    hints = "document.querySelectorAll('#rating kbd')"
+    visible = f"[...{hints}].filter(k => k.offsetParent !== null).length"
+    with browsing(
+        browser, live_server, "rater_ann", viewport={"width": 1280, "height": 900}
+    ) as page:
+        assert page.evaluate(visible) > len(demo.scale)
+        page.screenshot(path=str(screens / "rating-1280.png"))
+    touch = {"viewport": PHONE, "has_touch": True, "is_mobile": True}
+    with browsing(browser, live_server, "rater_ann", **touch) as page:
+        assert page.evaluate(f"{hints}.length") > 0
+        assert page.evaluate(visible) == 0
+        page.screenshot(path=str(screens / "rating-390-touch.png"))
 
 
 @pytest.fixture

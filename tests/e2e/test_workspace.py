@@ -139,9 +139,9 @@ def test_an_analyst_goes_from_an_empty_install_to_ndcg(
 
     queries = write(tmp_path, "queries.csv", QUERIES)
     upload(page, "queries", queries, format="csv")
-    assert "3 created" in page.inner_text(".messages")
+    assert "3 created" in page.inner_text("#queries [data-testid=upload-outcome]")
     upload(page, "documents", write(tmp_path, "documents.jsonl", DOCUMENTS))
-    assert "6 created" in page.inner_text(".messages")
+    assert "6 created" in page.inner_text("#documents [data-testid=upload-outcome]")
 
     before = row_counts()
     upload(page, "result_list", write(tmp_path, "broken.run", BROKEN_RUN), queries=queries)
@@ -153,7 +153,7 @@ def test_an_analyst_goes_from_an_empty_install_to_ndcg(
     assert row_counts() == before == {"queries": 3, "documents": 6, "lists": 0, "hits": 0}
 
     upload(page, "result_list", write(tmp_path, "bm25.run", FIXED_RUN), queries=queries)
-    assert "7 created" in page.inner_text(".messages")
+    assert "7 created" in page.inner_text("#result_list [data-testid=upload-outcome]")
     assert Hit.objects.count() == len(RUN_LINES)
 
     page.goto(f"/metrics/{project.slug}/raters/")

@@ -140,5 +140,55 @@ def test_a_file_dropped_on_the_form_is_uploaded(page, demo):
     assert "dropped.csv" in zone.locator("[data-dropzone-hint]").inner_text()
     page.locator("#queries [data-upload-button]").click()
     page.wait_for_load_state()
-    assert "from dropped.csv: 1 rows read, 1 created" in page.inner_text(".messages")
+    assert "from dropped.csv: 1 rows read, 1 created" in page.inner_text(
+        "#queries [data-testid=upload-outcome]"
+    )
     assert demo.queries.filter(text="sleeping mat").exists()
+
+
+def in_view(page, selector: str) -> bool:
+    """Whether the element's top is inside the window, as the page opened."""
+    return page.evaluate(
+        "s => { const r = document.querySelector(s).getBoundingClientRect();"
+        " return r.top >= 0 && r.top < window.innerHeight; }",
+        selector,
+    )
+
+
+@pytest.mark.parametrize("width,height", [(1280, 900), (390, 844)])
+def test_a_failed_upload_opens_at_its_card_with_one_line_for_another_format(
+    page, demo, tmp_path, width, height
+):
+    log_in(page)
+    page.set_viewport_size({"width": width, "height": height})
+    page.goto(f"/projects/{demo.slug}/uploads/")
+    jsonl = tmp_path / "queries.jsonl"
+    jsonl.write_text('{"id": "q1", "text": "tent"}\n{"id": "q2", "text": "stove"}\n')
+    section = page.locator("#queries")
+    section.locator("input[name=file]").set_input_files(str(jsonl))
+    section.locator("[data-upload-button]").click()
+    page.wait_for_load_state()
+    assert page.url.endswith("#queries")
+    assert in_view(page, "#queries [data-testid=import-errors]")
+    errors = page.locator("#queries [data-testid=import-error]").all_inner_texts()
+    assert len(errors) == 1, errors
+    assert "looks like a JSON or JSON Lines file" in errors[0]
+    assert '"id"' not in errors[0]
+    page.screenshot(path=f"{SCREENSHOTS}/workspace-upload-failed-{width}.png")
+
+
+@pytest.mark.parametrize("width,height", [(1280, 900), (390, 844)])
+def test_an_upload_that_worked_says_so_in_its_card_in_view(page, demo, tmp_path, width, height):
+    log_in(page)
+    page.set_viewport_size({"width": width, "height": height})
+    page.goto(f"/projects/{demo.slug}/uploads/")
+    run = tmp_path / "more.csv"
+    run.write_text("text\nbivy sack\n")
+    section = page.locator("#queries")
+    section.locator("input[name=file]").set_input_files(str(run))
+    section.locator("[data-upload-button]").click()
+    page.wait_for_load_state()
+    assert page.url.endswith("#queries")
+    assert in_view(page, "#queries [data-testid=upload-outcome]")
+    assert "1 created" in page.inner_text("#queries [data-testid=upload-outcome]")
+    page.screenshot(path=f"{SCREENSHOTS}/workspace-upload-done-{width}.png")
