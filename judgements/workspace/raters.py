@@ -218,7 +218,8 @@ class InvitationView(PasswordResetConfirmView):
     # Two backends (django-axes first) are configured: the sign-in after the password is
     # set names the one that holds accounts.
     post_reset_login_backend = "django.contrib.auth.backends.ModelBackend"
-    success_url = reverse_lazy("judgements:home")
+    # Where a sign-in lands: a rater of one project goes straight to its queue.
+    success_url = reverse_lazy("judgements:start")
 
     def form_valid(self, form):
         response = super().form_valid(form)

@@ -170,8 +170,8 @@ def test_an_analyst_goes_from_an_empty_install_to_ndcg(
     rater.fill("#id_new_password1", "rita-password-1")
     rater.fill("#id_new_password2", "rita-password-1")
     rater.click("button[type=submit]")
-    rater.wait_for_url("/")
-    rater.click("a.button:text-is('Rate')")
+    # The invitation signs the rater in and lands them in their project's queue.
+    rater.wait_for_url(f"**/rate/{project.slug}/")
     for done, grade in enumerate(GRADES, start=1):
         rater.locator(f"button[name=answer][value='{grade}']").click()
         # Not wait_for_function: the Content-Security-Policy refuses its eval.

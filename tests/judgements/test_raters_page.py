@@ -53,7 +53,9 @@ def test_an_invitation_is_shown_once_and_never_cached(charlie, project):
     assert lines(charlie)["erin"].joined is False
 
 
-def test_the_invitation_lets_the_rater_choose_a_password_and_signs_them_in(charlie, project):
+def test_the_invitation_lets_the_rater_choose_a_password_and_lands_them_in_the_queue(
+    charlie, project
+):
     charlie.post(action("rater_new"), {"username": "erin", "first_name": "Erin", "how": "invite"})
     link = charlie.get(RATERS).context["invitation"]["url"].removeprefix("http://testserver")
     erin = Client()
@@ -61,9 +63,10 @@ def test_the_invitation_lets_the_rater_choose_a_password_and_signs_them_in(charl
     assert b"Choose a password for" in form.content
     password = {"new_password1": "a long pass phrase", "new_password2": "a long pass phrase"}
     done = erin.post(form.redirect_chain[-1][0], password, follow=True)
-    assert done.redirect_chain[-1][0] == "/"
+    # Signed in, in the queue of the one project they may rate.
+    assert done.redirect_chain[-1][0] == f"/rate/{project.slug}/"
     assert done.context["user"].username == "erin"
-    assert b"Rate" in done.content
+    assert b"Welcome: your password is set" in done.content
     # The link works once.
     assert b"This invitation has expired" in Client().get(link, follow=True).content
 
