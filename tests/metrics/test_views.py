@@ -644,3 +644,19 @@ def pages_of(project) -> tuple[str, str]:
         reverse("metrics:overview", args=[project.slug]),
         reverse("metrics:compare", args=[project.slug]),
     )
+
+
+def test_an_empty_dashboard_points_to_the_uploads_page_not_a_command(client, analyst, db):
+    """A list with hits and no grade yet: the overview's empty chart and points say what
+    to do next with a link to the project's Uploads page, never a management command."""
+    project = ProjectFactory(name="New", slug="new")
+    result_list = ResultListFactory(project=project, name="first", captured_at=NOV)
+    client.force_login(analyst)
+    uploads = reverse("judgements:uploads", args=[project.slug]) + "#judgements"
+
+    page = client.get(reverse("metrics:overview", args=[project.slug])).content.decode()
+
+    assert "manage.py" not in page
+    assert f'href="{uploads}"' in page
+    assert "added as grades arrive" in page
+    assert result_list.name in page

@@ -64,11 +64,12 @@ def test_the_query_detail_shows_the_querys_own_figures(charlie, logged):
     assert f"by=day_query&amp;query={tent.pk}" in shown
 
 
-def test_without_a_log_the_panel_says_how_to_send_one(charlie, graded):
+def test_without_a_log_the_panel_links_to_the_uploads_page(charlie, graded):
     shown = panel(charlie.get("/metrics/outdoor/"))
 
     assert "No search log yet" in shown
-    assert "/api/projects/outdoor/search-log/import/" in shown
+    assert 'href="/projects/outdoor/uploads/#search_log"' in shown
+    assert "manage.py" not in shown and "/api/" not in shown
     assert 'id="online-chart"' not in shown
 
 
