@@ -333,3 +333,18 @@ def test_a_new_project_says_there_is_nothing_to_download_yet(charlie, project):
 
     assert page.context["exports"] == []
     assert b'data-testid="no-downloads"' in page.content
+
+
+def test_an_uploads_errors_are_listed_in_line_order_the_files_own_last():
+    """However the importer found them (one check after another over the file), the
+    uploads page lists a rejected file's errors by line; those of no line come last."""
+    from judgements.workspace.views import _in_line_order
+
+    found = [
+        {"line": 9, "field": "rating", "message": "not a grade"},
+        {"line": None, "field": None, "message": "... and 3 more"},
+        {"line": 2, "field": "query", "message": "empty"},
+        {"line": 5, "field": "docid", "message": "empty"},
+    ]
+
+    assert [error["line"] for error in _in_line_order(found)] == [2, 5, 9, None]
