@@ -94,6 +94,37 @@ def test_a_long_query_text_is_cut_and_whole_on_hover(page, demo):
     page.screenshot(path="/tmp/i42b-qid-search-1280.png", full_page=True)
 
 
+def test_on_a_touch_screen_a_tap_opens_a_cut_query_text_and_the_next_follows_it(
+    browser, live_server, demo
+):
+    """No hover on a phone: the first tap on a cut text shows it whole in place, the
+    second opens the query's page."""
+    from tests.e2e.conftest import new_context
+
+    context = new_context(
+        browser, live_server, viewport={"width": 390, "height": 844}, has_touch=True,
+        is_mobile=True,
+    )  # fmt: skip
+    try:
+        page = context.new_page()
+        log_in(page, "analyst")
+        page.goto(pages(demo)["queries"] + "?q=1")
+        link = page.locator("#query-table a.query-text[title*='far longer']")
+        cut = link.bounding_box()["height"]
+        address = page.url
+
+        link.tap()
+        page.wait_for_timeout(300)  # a navigation, were there one, would have begun
+
+        assert page.url == address
+        assert link.bounding_box()["height"] > 2 * cut  # the whole text, wrapped
+        page.screenshot(path="/tmp/query-text-tapped-390.png", full_page=True)
+        link.tap()
+        page.wait_for_url(f"**/queries/{demo.queries.order_by('text').first().pk}/**")
+    finally:
+        context.close()
+
+
 def test_a_time_axis_over_less_than_a_day_spans_that_day(page, demo):
     log_in(page, "analyst")
     page.goto(OVERVIEW)
