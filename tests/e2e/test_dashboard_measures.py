@@ -46,8 +46,10 @@ def test_every_dashboard_shows_the_measures_and_the_query_ids(page, demo, width)
     page.set_viewport_size({"width": width, "height": 900})
     log_in(page, "analyst")
 
+    every = "&".join(f"measures={m}" for m in ("precision", "average_precision",
+                                                "reciprocal_rank", "err"))  # fmt: skip
     for name, url in pages(demo).items():
-        page.goto(url)
+        page.goto(f"{url}?{every}")
         page.screenshot(path=f"/tmp/i42b-measures-{name}-{width}.png", full_page=True)
         page.locator("[data-measure]").last.scroll_into_view_if_needed()
         page.screenshot(path=f"/tmp/i42b-measures-{name}-{width}-view.png")
@@ -61,22 +63,28 @@ def test_every_dashboard_shows_the_measures_and_the_query_ids(page, demo, width)
         assert overflow <= 0, (name, overflow)
 
 
-def test_a_measure_unchecked_leaves_the_table(page, demo):
+def test_a_measure_checked_joins_the_table_and_stays_when_sorted(page, demo):
     page.set_viewport_size({"width": 1280, "height": 900})
     log_in(page, "analyst")
     page.goto(pages(demo)["queries"])
+    # NDCG alone by default: the others read every hit's grade.
+    assert page.locator("[data-measure]").count() == 0
 
-    page.get_by_label("ERR@k").uncheck()
+    page.get_by_label("ERR@k").check()
+    page.get_by_label("AP@k").check()
     page.get_by_role("button", name="Apply").click()
     page.wait_for_load_state()
 
-    assert page.locator("[data-measure=err]").count() == 0
-    assert page.locator("[data-measure=precision]").count() > 0
+    assert page.locator("[data-measure=err]").count() > 0
+    assert page.locator("[data-measure=precision]").count() == 0
     # The choice stays when the table is sorted by a column header.
     page.get_by_role("link", name="AP@10").click()
     page.wait_for_load_state()
-    assert page.locator("[data-measure=err]").count() == 0
-    assert not page.get_by_label("ERR@k").is_checked()
+    assert page.locator("[data-measure=err]").count() > 0
+    assert (
+        page.get_by_label("ERR@k").is_checked()
+        and not page.get_by_label("P@k", exact=True).is_checked()
+    )
 
 
 def test_a_long_query_text_is_cut_and_whole_on_hover(page, demo):

@@ -25,6 +25,10 @@ from tests.metrics.test_views import text_of
 NOV = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
 
 
+# Every measure beside NDCG, ticked (the pages show none unless chosen).
+EVERY = ["precision", "average_precision", "reciprocal_rank", "err"]
+
+
 @pytest.fixture
 def shop(db, rater):
     """Two lists over two queries with the team's ids 28 and 7; "old" ranks the relevant
@@ -58,7 +62,8 @@ def test_the_overview_shows_the_apis_means_of_every_measure_named_with_k(
 ):
     client.force_login(analyst)
 
-    response = client.get(reverse("metrics:overview", args=[shop.slug]), {"k": 3})
+    overview = reverse("metrics:overview", args=[shop.slug])
+    response = client.get(overview, {"k": 3, "measures": EVERY})
 
     html = response.content.decode()
     for label in ("Mean P@3", "Mean AP@3", "Mean RR@3", "Mean ERR@3"):
@@ -85,7 +90,9 @@ def test_a_page_shows_only_the_measures_chosen_and_none_when_none_is(client, ana
 def test_judged_only_measures_say_so(client, analyst, shop):
     client.force_login(analyst)
 
-    response = client.get(reverse("metrics:overview", args=[shop.slug]), {"unjudged": "remove"})
+    response = client.get(
+        reverse("metrics:overview", args=[shop.slug]), {"unjudged": "remove", "measures": EVERY}
+    )
 
     assert "Mean judged-only RR@10" in text_of(response)
 
@@ -97,7 +104,7 @@ def test_the_query_table_shows_each_querys_measures_and_sorts_by_them(
     client.force_login(analyst)
     url = reverse("metrics:queries", args=[shop.slug, new.pk])
 
-    response = client.get(url, {"sort": "-reciprocal_rank"})
+    response = client.get(url, {"sort": "-reciprocal_rank", "measures": EVERY})
 
     api_client.force_authenticate(analyst)
     api = api_client.get(reverse("api:result-list-metrics", args=[new.pk])).json()["results"]
@@ -113,7 +120,8 @@ def test_the_query_detail_shows_the_measures_of_the_query(client, analyst, api_c
     tent = shop.queries.get(text="tent")
     client.force_login(analyst)
 
-    response = client.get(reverse("metrics:query", args=[shop.slug, new.pk, tent.pk]))
+    query = reverse("metrics:query", args=[shop.slug, new.pk, tent.pk])
+    response = client.get(query, {"measures": EVERY})
 
     api_client.force_authenticate(analyst)
     api = api_client.get(reverse("api:result-list-metrics", args=[new.pk])).json()["results"]
@@ -130,7 +138,7 @@ def test_compare_shows_the_means_and_each_querys_change_of_every_measure(
     old, new = shop.result_lists.order_by("captured_at")
     client.force_login(analyst)
 
-    response = client.get(reverse("metrics:compare", args=[shop.slug]))
+    response = client.get(reverse("metrics:compare", args=[shop.slug]), {"measures": EVERY})
 
     text = text_of(response)
     for name, label in (("average_precision", "AP@10"), ("reciprocal_rank", "RR@10")):
@@ -222,3 +230,14 @@ def test_compare_names_each_query_by_its_id(client, analyst, shop):
 
     ids = re.findall(r'data-testid="qid">([^<]*)<', response.content.decode())
     assert sorted(set(ids)) == ["28", "7"]
+
+
+def test_a_bare_dashboard_url_shows_ndcg_alone(client, analyst, shop):
+    """The other measures read every hit's grade: shown when chosen, not by default."""
+    client.force_login(analyst)
+
+    response = client.get(reverse("metrics:overview", args=[shop.slug]))
+
+    assert "Mean NDCG@10" in text_of(response) or "NDCG@10" in text_of(response)
+    assert "Mean P@10" not in text_of(response) and "Mean ERR@10" not in text_of(response)
+    assert 'name="measures"' in response.content.decode()  # still choosable
