@@ -233,7 +233,9 @@ class BoundsSerializer(serializers.Serializer):
     high = serializers.FloatField()
 
 
-class RowBoundsSerializer(serializers.Serializer):
+class RowBoundsOutputSerializer(serializers.Serializer):
+    """A compared query's bounds, in responses only."""
+
     a = BoundsSerializer()
     b = BoundsSerializer()
     delta = BoundsSerializer()
@@ -269,7 +271,7 @@ class CompareApi(APIView):
             a = serializers.FloatField()
             b = serializers.FloatField()
             delta = serializers.FloatField(help_text="b - a.")
-            bounds = RowBoundsSerializer(
+            bounds = RowBoundsOutputSerializer(
                 help_text="What the query's unjudged hits leave open: each list's lowest and "
                 "highest value over every grade they could get, and the difference's "
                 "[low_b - high_a, high_b - low_a]; width 0 when both top k are judged."

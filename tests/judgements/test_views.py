@@ -81,6 +81,7 @@ def test_the_admin_saves_every_consensus_policy(admin_client, project, policy):
         "metric_negative": "penalise",
         "metric_mean_over": "all",
         "consensus": policy,
+        "cant_tell_text": project.cant_tell_text,
         "created_at_0": "2026-11-01",
         "created_at_1": "12:00:00",
     }
