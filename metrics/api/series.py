@@ -167,6 +167,11 @@ def _cell(value):
     return value.isoformat() if hasattr(value, "isoformat") else value
 
 
+class BoundsOutputSerializer(serializers.Serializer):
+    low = serializers.FloatField()
+    high = serializers.FloatField()
+
+
 class QueryWorkingApi(APIView):
     """NDCG's working for one query of the result list, rank by rank, as on the query
     page: each hit's consensus grade, gain and discount, the cumulative DCG, the ideal
@@ -210,6 +215,14 @@ class QueryWorkingApi(APIView):
         retrieved = serializers.IntegerField(help_text="Hits within the cut-off.")
         judged_not_returned = serializers.IntegerField()
         relevant_not_returned = serializers.IntegerField()
+        unjudged_in_top_k = serializers.IntegerField(help_text="Hits within the cut-off "
+                                                     "without a grade.")  # fmt: skip
+        queued = serializers.IntegerField(help_text="Of those, pairs in the raters' queue.")
+        bounds = BoundsOutputSerializer(
+            help_text="The lowest and highest NDCG over every grade the query's unjudged hits "
+            "(and the queue's other unjudged documents of the query) could get, the ideal "
+            "recomputed with them; low = high = ndcg when every hit is judged."
+        )
         rows = RowSerializer(many=True)
 
     permission_classes = [IsAnalyst]
@@ -239,6 +252,13 @@ class QueryWorkingApi(APIView):
             "retrieved": result.retrieved,
             "judged_not_returned": detail.judged_not_returned,
             "relevant_not_returned": detail.relevant_not_returned,
+            "unjudged_in_top_k": detail.open.unjudged if detail.open else 0,
+            "queued": detail.open.queued if detail.open else 0,
+            "bounds": (
+                {"low": detail.open.bounds.low, "high": detail.open.bounds.high}
+                if detail.open
+                else {"low": result.ndcg, "high": result.ndcg}
+            ),
             "rows": [_working_row(working) for working in detail.working],
         }
         return Response(body)

@@ -26,6 +26,7 @@ from metrics.dashboards.evaluations import Evaluation, epoch_ms, list_evaluation
 from metrics.dashboards.labels import measure_label, measures_line, parameter_line
 from metrics.dashboards.measures import RELEVANT_FROM, list_measures
 from metrics.dashboards.series import SeriesPoint, finite, mean_series, replayed_mean_series
+from metrics.dashboards.unjudged import unjudged_work
 from metrics.evaluate import INTERVAL_CONFIDENCE, INTERVAL_RESAMPLES, INTERVAL_SEED
 from metrics.registry import MetricSpec, project_spec
 from metrics.revisions import revisions_per_week
@@ -62,7 +63,9 @@ class ListSummary:
     """One result list's line of the overview, from its stored overall point or computed.
 
     ``queries`` are those behind the mean; ``queries_judged`` of the ``queries_returned``
-    the list returned have a current grade; ``coverage`` is judged@k over all of them.
+    the list returned have a current grade; ``coverage`` is judged@k over all of them,
+    ``unjudged`` the top-k hits without a grade and ``queued`` how many of those are in
+    the raters' queue (the project's pool; ``with_queued`` fills it in).
     """
 
     result_list: ResultList
@@ -80,6 +83,8 @@ class ListSummary:
     interval_pending: bool = False
     # The means of the measures shown beside NDCG: (name, label, mean or None), in order.
     measures: tuple = ()
+    unjudged: int = 0
+    queued: int | None = None
 
     @classmethod
     def from_evaluation(cls, evaluation: Evaluation, interval: ConfidenceInterval):
@@ -94,6 +99,7 @@ class ListSummary:
             zero_idcg=evaluation.zero_idcg,
             as_of=evaluation.as_of,
             source=evaluation.source,
+            unjudged=evaluation.unjudged,
         )
 
     @property
@@ -209,11 +215,28 @@ def project_overview(
         series = replayed_mean_series(project, series_spec, fresh=fresh)
     if measures and summaries:
         summaries = _with_measures(project, spec, summaries, fresh, pairs, measures)
+    summaries = with_queued(project, spec, summaries, as_of=as_of)
     pool = pool_progress(project, fresh=fresh, pairs=pairs)
     weeks = [WeekCount(*row) for row in revisions_per_week(project.pk, as_of=as_of)]
     shown = tuple((name, measure_label(spec, name)) for name in measures)
     line = measures_line(spec, measures, relevant_from=RELEVANT_FROM, max_grade=project.max_grade)
     return Overview(spec, fresh, summaries, pool, series_spec, series, weeks, shown, line)
+
+
+def with_queued(project, spec, summaries, *, as_of) -> list[ListSummary]:
+    """``summaries`` with how many of each list's unjudged top-k hits are in the queue.
+
+    Every hit within the pool depth is in the pool, so with k up to it the unjudged
+    hits are all queued; deeper ones are only where another list ranks them within the
+    depth, which the unjudged work reads (``unjudged_work``, as its page does).
+    """
+    if spec.k is not None and spec.k <= project.pool_depth:
+        return [replace(summary, queued=summary.unjudged) for summary in summaries]
+    return [
+        replace(summary, queued=summary.unjudged and unjudged_work(
+            project, summary.result_list, k=spec.k, as_of=as_of).in_pool)
+        for summary in summaries
+    ]  # fmt: skip
 
 
 def _with_measures(project, spec, summaries, fresh, pairs, names) -> list[ListSummary]:
@@ -283,6 +306,7 @@ def _stored_summary(result_list, point, moment) -> ListSummary:
         as_of=moment,
         source=Source.STORED,
         interval_pending=pending,
+        unjudged=retrieved - judged,
     )
 
 

@@ -5,10 +5,12 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.core.paginator import Page, Paginator
+from django.db import connection
 
 from judgements.models import Hit, Judgement, Project, Query, ResultList
 from metrics import selectors
 from metrics.core import NdcgResult, RankRow, ideal_grades, ndcg
+from metrics.core.bounds import NdcgRange, ndcg_range
 from metrics.dashboards.evaluations import Evaluation, epoch_ms, list_evaluations
 from metrics.dashboards.labels import measure_label, measures_line, parameter_line
 from metrics.dashboards.measures import RELEVANT_FROM, list_measures, query_measures
@@ -200,6 +202,18 @@ class WorkingRow:
 
 
 @dataclass(frozen=True)
+class OpenHits:
+    """A query's unjudged hits in the top k, those of them in the raters' queue, the
+    pool's other unjudged documents of the query (graded, they join a judged ideal),
+    and the range of NDCG they leave open (``metrics.core.bounds.ndcg_range``)."""
+
+    unjudged: int
+    queued: int
+    others: int
+    bounds: NdcgRange
+
+
+@dataclass(frozen=True)
 class QueryDetail:
     query: Query
     result_list: ResultList
@@ -220,6 +234,10 @@ class QueryDetail:
     # The measures shown beside NDCG: (name, label, value or None), and what they mean.
     measures: tuple = ()
     measures_line: str = ""
+    # What the unjudged hits leave open: those in the top k, how many of them are in
+    # the raters' queue, and the range of NDCG over every grade they could get (None
+    # when every hit is judged).
+    open: "OpenHits | None" = None
 
     @property
     def series_params(self) -> list[str]:
@@ -302,7 +320,36 @@ def query_detail(
         measures_line=measures_line(
             spec, measures, relevant_from=RELEVANT_FROM, max_grade=project.max_grade
         ),
+        open=_open_hits(project, spec, query, hits, ranked, consensus),
     )
+
+
+def _open_hits(project, spec, query, hits, ranked, consensus) -> OpenHits | None:
+    """What the query's unjudged hits leave open (None when every hit has a grade)."""
+    missing = [hit.document_id for hit, grade in zip(hits, ranked, strict=True) if grade is None]
+    if not missing:
+        return None
+    top = {hit.document_id for hit, grade in zip(hits[: spec.k], ranked, strict=False)
+           if grade is None}  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute(OPEN_SQL, {"query": query.pk, "top": list(top),
+                                  "known": [*consensus, *missing]})  # fmt: skip
+        queued, others = cursor.fetchone()
+    bounds = ndcg_range(
+        ranked, list(consensus.values()), k=spec.k, grades=range(project.max_grade + 1),
+        gain=spec.gain, discount=spec.discount, ideal=spec.ideal,
+        ideal_depth=spec.ideal_depth, others=others,
+    )  # fmt: skip
+    return OpenHits(len(top), queued, others, bounds)
+
+
+# Of the query's pool pairs: those among the list's unjudged top-k documents, and those
+# neither judged nor returned by the list (another list's hits the raters will grade).
+OPEN_SQL = """
+SELECT count(*) FILTER (WHERE document_id = ANY(%(top)s::bigint[])),
+       count(*) FILTER (WHERE NOT document_id = ANY(%(known)s::bigint[]))
+FROM judgements_queuepair WHERE query_id = %(query)s
+"""
 
 
 def _query_measures(project, spec, ranked, judged, names) -> tuple:

@@ -13,11 +13,12 @@ QUERIES = 12
 
 
 def project_of(
-    slug: str, runs: dict[str, list[tuple[str, str]]], qrels: list[tuple[str, str, int]]
+    slug: str, runs: dict[str, list[tuple[str, str]]], qrels: list[tuple[str, str, int]],
+    **fields,
 ):
     """A project holding ``runs`` (name: (qid, docno) in rank order) and ``qrels``
     (qid, docno, grade), imported as a user imports them."""
-    project = ProjectFactory(name=slug, slug=slug, consensus="mean")
+    project = ProjectFactory(name=slug, slug=slug, consensus="mean", **fields)
     made = {}
     for name, hits in runs.items():
         ranks: dict[str, int] = {}

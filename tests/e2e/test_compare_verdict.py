@@ -45,3 +45,40 @@ def test_unjudged_hits_are_said_at_the_top_with_the_verdict(page, analyst, width
         assert box["y"] + box["height"] <= 900, box
     assert warning.bounding_box()["y"] < page.locator("form.params-form").bounding_box()["y"]
     assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_overview_and_a_query_page_say_what_the_unjudged_hits_leave_open(
+    page, analyst, width
+):
+    queries = [f"q{i}" for i in range(QUERIES)]
+    project, made = project_of(
+        "e2e-open-query",
+        {
+            "a": [(q, "good") for q in queries],
+            "b": [(q, d) for q in queries for d in ("new", "good")],
+        },
+        [(q, "good", 3) for q in queries],
+    )
+    page.set_viewport_size({"width": width, "height": 900})
+    log_in(page, analyst.username)
+    os.makedirs(SCREENSHOTS, exist_ok=True)
+
+    page.goto(f"/metrics/{project.slug}/?k=10")
+    page.screenshot(path=f"{SCREENSHOTS}/overview-open-{width}.png", full_page=True)
+    assert page.get_by_test_id("list-unjudged").all_inner_texts() == ["0", "12"]
+    assert page.get_by_test_id("queued").all_inner_texts() == ["0", "12"]
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+
+    query = project.queries.get(external_id="q0")
+    page.goto(f"/metrics/{project.slug}/{made['b'].pk}/queries/{query.pk}/?k=10")
+    page.screenshot(path=f"{SCREENSHOTS}/query-open-{width}.png", full_page=True)
+    said = page.get_by_test_id("open-hits")
+    assert said.inner_text().startswith(
+        "Not every hit is graded: 1 of the top 10 hits has no grade (1 in the raters' queue)."
+    )
+    box = said.bounding_box()
+    assert box["y"] + box["height"] <= 900, box
+    assert box["y"] < page.locator("form.params-form").bounding_box()["y"]
+    assert "to" in page.get_by_test_id("open-range").inner_text()
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
