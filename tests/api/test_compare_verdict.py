@@ -13,7 +13,9 @@ QUERIES = 12
 
 
 def project_of(
-    slug: str, runs: dict[str, list[tuple[str, str]]], qrels: list[tuple[str, str, int]],
+    slug: str,
+    runs: dict[str, list[tuple[str, str]]],
+    qrels: list[tuple[str, str, int]],
     **fields,
 ):
     """A project holding ``runs`` (name: (qid, docno) in rank order) and ``qrels``

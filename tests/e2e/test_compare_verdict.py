@@ -48,9 +48,7 @@ def test_unjudged_hits_are_said_at_the_top_with_the_verdict(page, analyst, width
 
 
 @pytest.mark.parametrize("width", [1280, 390])
-def test_the_overview_and_a_query_page_say_what_the_unjudged_hits_leave_open(
-    page, analyst, width
-):
+def test_the_overview_and_a_query_page_say_what_the_unjudged_hits_leave_open(page, analyst, width):
     queries = [f"q{i}" for i in range(QUERIES)]
     project, made = project_of(
         "e2e-open-query",
