@@ -15,6 +15,7 @@ from metrics.dashboards.evaluations import Evaluation, epoch_ms, list_evaluation
 from metrics.dashboards.labels import measure_label, measures_line, parameter_line
 from metrics.dashboards.measures import RELEVANT_FROM, list_measures, query_measures
 from metrics.dashboards.series import stored_series
+from metrics.evaluate import read_depth
 from metrics.registry import MetricSpec, project_spec
 from metrics.revisions import Revision, query_revisions
 from metrics.sources import HUMAN, Grades, Source, freshness, grades_freshness, one_snapshot
@@ -325,14 +326,19 @@ def query_detail(
 
 
 def _open_hits(project, spec, query, hits, ranked, consensus) -> OpenHits | None:
-    """What the query's unjudged hits leave open (None when every hit has a grade)."""
-    missing = [hit.document_id for hit, grade in zip(hits, ranked, strict=True) if grade is None]
+    """What the query's unjudged hits leave open, read as the comparison reads them (the
+    hits down to ``read_depth``: the top k by default); None when all those are graded."""
+    depth = read_depth(spec)
+    ranked = ranked[:depth]
+    missing = [hit.document_id for hit, grade in zip(hits, ranked, strict=False) if grade is None]
     if not missing:
         return None
-    top = {hit.document_id for hit, grade in zip(hits[: spec.k], ranked, strict=False)
-           if grade is None}  # fmt: skip
+    top = missing if spec.k is None else [
+        hit.document_id for hit, grade in zip(hits[: spec.k], ranked, strict=False)
+        if grade is None
+    ]  # fmt: skip
     with connection.cursor() as cursor:
-        cursor.execute(OPEN_SQL, {"query": query.pk, "top": list(top),
+        cursor.execute(OPEN_SQL, {"query": query.pk, "top": top,
                                   "known": [*consensus, *missing]})  # fmt: skip
         queued, others = cursor.fetchone()
     bounds = ndcg_range(
