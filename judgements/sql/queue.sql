@@ -7,7 +7,7 @@
 -- each trigger) and rebuild the project once, set-based, in judgements/derived/rebuild.py
 -- (one sort of its log, no per-pair probe). Deferral: migration 0021.
 -- Machine judges' events take no rater's slot (judgements_current_answers leaves them
--- out): migration 0022.
+-- out): migration 0022. A hit recounts only the pairs it brings into the pool: 0039.
 
 CREATE OR REPLACE FUNCTION judgements_queue_recount(pair_queries bigint[], pair_documents bigint[])
  RETURNS void
@@ -67,6 +67,9 @@ CREATE OR REPLACE FUNCTION judgements_queue_repool(pair_queries bigint[], pair_d
  RETURNS void
  LANGUAGE plpgsql
 AS $$
+DECLARE
+    new_queries bigint[];
+    new_documents bigint[];
 BEGIN
     WITH touched AS (
         SELECT DISTINCT query_id, document_id
@@ -107,7 +110,8 @@ BEGIN
         DELETE FROM judgements_queuelease lease
         USING left_pool
         WHERE lease.query_id = left_pool.query_id AND lease.document_id = left_pool.document_id
-    )
+    ),
+    upserted AS (
     INSERT INTO judgements_queuepair
         (project_id, query_id, document_id, best_rank, grades, needed, answered, wanted)
     SELECT pooled.project_id, pooled.query_id, pooled.document_id, pooled.best_rank,
@@ -117,10 +121,21 @@ BEGIN
     ORDER BY pooled.query_id, pooled.document_id
     ON CONFLICT (query_id, document_id) DO UPDATE
     SET best_rank = EXCLUDED.best_rank
-    WHERE judgements_queuepair.best_rank <> EXCLUDED.best_rank;
+    WHERE judgements_queuepair.best_rank <> EXCLUDED.best_rank
+    -- xmax is 0 on a row this statement inserted, not on one it updated.
+    RETURNING query_id, document_id, xmax = 0 AS inserted
+    )
+    SELECT array_agg(query_id) FILTER (WHERE inserted),
+           array_agg(document_id) FILTER (WHERE inserted)
+    INTO new_queries, new_documents
+    FROM upserted;
 
-    -- A pair may have been judged before it joined the pool.
-    PERFORM judgements_queue_recount(pair_queries, pair_documents);
+    -- A pair may have been judged before it joined the pool. A pair already in it keeps
+    -- its counts: they follow the answers and requests, which a hit does not change (its
+    -- row was locked by the upsert all the same).
+    IF new_queries IS NOT NULL THEN
+        PERFORM judgements_queue_recount(new_queries, new_documents);
+    END IF;
 END $$;
 
 CREATE OR REPLACE FUNCTION judgements_queue_hits_changed()
@@ -131,6 +146,38 @@ DECLARE
     pair_queries bigint[];
     pair_documents bigint[];
 BEGIN
+    IF TG_OP = 'INSERT' THEN
+        -- New hits only add to the pool: a pair joins it, or its best rank improves, as
+        -- judgements_queue_repool() would find, without reading every list's hits of
+        -- each pair again. Pairs that joined are recounted (judged before they joined).
+        WITH upserted AS (
+            INSERT INTO judgements_queuepair
+                (project_id, query_id, document_id, best_rank, grades, needed, answered, wanted)
+            SELECT run.project_id, hit.query_id, hit.document_id, min(hit.rank),
+                   0, min(project.judges_per_pair), '{}'::jsonb, 0
+            FROM changed_hits hit
+            JOIN judgements_resultlist run ON run.id = hit.result_list_id
+            JOIN judgements_project project ON project.id = run.project_id
+            WHERE hit.rank <= project.pool_depth
+               OR EXISTS (SELECT FROM judgements_queuerequest request
+                          WHERE request.query_id = hit.query_id
+                            AND request.document_id = hit.document_id)
+            GROUP BY run.project_id, hit.query_id, hit.document_id
+            ORDER BY hit.query_id, hit.document_id
+            ON CONFLICT (query_id, document_id) DO UPDATE
+            SET best_rank = EXCLUDED.best_rank
+            WHERE judgements_queuepair.best_rank > EXCLUDED.best_rank
+            RETURNING query_id, document_id, xmax = 0 AS inserted
+        )
+        SELECT array_agg(query_id) FILTER (WHERE inserted),
+               array_agg(document_id) FILTER (WHERE inserted)
+        INTO pair_queries, pair_documents
+        FROM upserted;
+        IF pair_queries IS NOT NULL THEN
+            PERFORM judgements_queue_recount(pair_queries, pair_documents);
+        END IF;
+        RETURN NULL;
+    END IF;
     -- One aggregate pass keeps the two arrays in the same row order.
     SELECT array_agg(query_id), array_agg(document_id) INTO pair_queries, pair_documents
     FROM changed_hits
@@ -187,6 +234,8 @@ BEGIN
     FROM (SELECT DISTINCT query_id, document_id FROM changed_requests) AS changed;
     IF pair_queries IS NOT NULL THEN
         PERFORM judgements_queue_repool(pair_queries, pair_documents);
+        -- A request changes what its pair wants, in the pool already or not.
+        PERFORM judgements_queue_recount(pair_queries, pair_documents);
     END IF;
     RETURN NULL;
 END $$;

@@ -9,7 +9,7 @@ pairs), building it first if it is missing.
 A new list gives ``--queries`` queries their 100 hits of the project's first list, once
 in reverse order (a new ranking: its top 10, the pool depth, brings other pairs into
 the pool) and once in the same order (a re-run: its top 10 are pooled and judged
-already, so every one of them is counted again). Its hits
+already; only their best ranks are checked, and none is counted again). Its hits
 are inserted with one INSERT … SELECT, as the importers' COPY does, so every trigger on
 judgements_hit runs once over all of them: the queue's (which pairs enter the pool,
 and their grades so far) and the packed grades' (each query's hits and grades in rank

@@ -1,6 +1,6 @@
 import pytest
 
-from judgements.models import QueuePair, QueueRequest
+from judgements.models import Hit, QueuePair, QueueRequest
 from judgements.queue import queue_next_pair, queue_request_grades, rater_progress
 from tests.factories import (
     DocumentFactory,
@@ -142,3 +142,51 @@ def test_pairs_no_result_list_returns_or_of_another_project_are_not_queued(
     assert (result.sent, result.unreturned, result.unknown) == (0, 1, 1)
     assert not QueueRequest.objects.exists()
     assert "not returned by any result list" in result.message
+
+
+def test_new_lists_keep_the_pool_as_the_log_says(project, rater, other_rater, analyst):
+    """Lists inserted one statement each (as an import or a capture writes them), seeded:
+    pairs that join the pool (some judged before), pairs a list ranks better or worse
+    than the pool knows, a pair asked for below the pool depth, against the pool the log
+    gives (the oracle) after each list."""
+    random = __import__("random").Random(7)
+    project.pool_depth = 3
+    project.save()
+    queries = [QueryFactory(project=project, text=f"q{n}") for n in range(6)]
+    documents = [DocumentFactory(project=project, external_id=f"D{n}") for n in range(12)]
+    for query in queries[:3]:
+        for document in random.sample(documents, 4):
+            JudgementFactory(rater=random.choice([rater, other_rater]), query=query,
+                             document=document, grade=random.randint(0, 3))  # fmt: skip
+    ranked(ResultListFactory(project=project, name="first"), queries[0], documents[:3])
+    asked = (queries[0], documents[3])
+    Hit.objects.create(result_list=project.result_lists.get(), query=asked[0],
+                       document=asked[1], rank=10)  # fmt: skip
+    # Sent back after one grade (only judged pairs are), for a second one.
+    JudgementFactory(rater=rater, query=asked[0], document=asked[1], grade=1)
+    queue_request_grades(project=project, pairs=[(asked[0].pk, asked[1].pk)],
+                         requested_by=analyst)  # fmt: skip
+    # Below the pool depth, in the pool because it was asked for, at its rank there.
+    deep_ranks = {0: 20, 1: 8}
+    best = [10, 10, 8]
+    for number in range(6):
+        result_list = ResultListFactory(project=project, name=f"list {number}")
+        hits = []
+        for query in queries:
+            # In the first two lists the asked-for pair comes only at its deep rank.
+            candidates = [
+                document for document in documents
+                if not (number in deep_ranks and (query, document) == asked)
+            ]  # fmt: skip
+            for rank, document in enumerate(random.sample(candidates, 6), start=1):
+                hits.append(Hit(result_list=result_list, query=query, document=document,
+                                rank=rank))  # fmt: skip
+        if number in deep_ranks:
+            hits.append(Hit(result_list=result_list, query=asked[0], document=asked[1],
+                            rank=deep_ranks[number]))  # fmt: skip
+        Hit.objects.bulk_create(hits)
+        assert_pool_matches_the_log(project)
+        pair = QueuePair.objects.get(query=asked[0], document=asked[1])
+        assert pair.wanted > 0
+        if number < 2:
+            assert pair.best_rank == best[number + 1]
