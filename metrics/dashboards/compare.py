@@ -311,7 +311,7 @@ def open_bounds(project, spec, fresh, first, second, common, values_a, values_b)
     read = [_read(first.result_list, spec, fresh), _read(second.result_list, spec, fresh)]
     keys = [_keys(grades, documents) for grades, documents in read]
     unjudged = [
-        _unjudged_pairs(grades, documents, key, common, spec.k)
+        _unjudged_pairs(grades, documents, key, common, spec.k, project.pool_depth)
         for (grades, documents), key in zip(read, keys, strict=True)
     ]
     ranges = []
@@ -363,22 +363,26 @@ def _keys(grades, documents) -> np.ndarray:
     return queries * SHIFT + documents.document_ids.astype(np.int64)
 
 
-def _unjudged_pairs(grades, documents, keys, common, k):
+def _unjudged_pairs(grades, documents, keys, common, k, pool_depth: int):
     """Unjudged hits in the top k of the compared queries: their queries, documents,
-    pair keys (distinct, sorted), the top k hits counted, and how many are queued."""
+    pair keys (distinct, sorted), the top k hits counted, and how many are queued.
+
+    Every hit within the pool depth is in the pool (as the unjudged work counts them);
+    only deeper ones are looked up, since another list may rank them within it."""
     rank = positions(grades.offsets)
     queries = np.repeat(grades.query_ids, np.diff(grades.offsets))
     within = (rank < (k if k is not None else np.inf)) & np.isin(queries, common)
     missing = within & np.isnan(grades.ranked_grades)
+    deep = missing & (rank >= pool_depth)
     params = {
-        "queries": queries[missing].tolist(),
-        "documents": documents.document_ids[missing].tolist(),
+        "queries": queries[deep].tolist(),
+        "documents": documents.document_ids[deep].tolist(),
     }
-    queued = 0
+    queued = int(np.count_nonzero(missing)) - len(params["queries"])
     if params["queries"]:
         with connection.cursor() as cursor:
             cursor.execute(POOLED_SQL, params)
-            queued = cursor.fetchone()[0]
+            queued += cursor.fetchone()[0]
     return (
         queries[missing],
         documents.document_ids[missing],
@@ -390,7 +394,10 @@ def _unjudged_pairs(grades, documents, keys, common, k):
 
 def _others(grades, keys, other_unjudged: np.ndarray) -> np.ndarray:
     """Per query of ``grades``: the other list's unjudged documents it does not return."""
-    extra = np.setdiff1d(other_unjudged, keys)
+    # other_unjudged is sorted and distinct (np.unique): look each up in this list's keys.
+    ordered = np.sort(keys)
+    at = np.minimum(np.searchsorted(ordered, other_unjudged), max(len(ordered) - 1, 0))
+    extra = other_unjudged[ordered[at] != other_unjudged] if len(ordered) else other_unjudged
     queries = extra // SHIFT
     at = np.searchsorted(grades.query_ids, queries)
     counts = np.zeros(len(grades.query_ids), np.int64)

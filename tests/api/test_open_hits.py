@@ -122,3 +122,21 @@ def test_the_working_api_gives_the_querys_open_hits_and_bounds(charlie, open_pro
     assert (judged["unjudged_in_top_k"], judged["queued"]) == (0, 0)
     assert judged["ndcg"] == 1.0
     assert judged["bounds"] == {"low": 1.0, "high": 1.0}
+
+
+@pytest.mark.parametrize("name, queued", [("fresh", QUERIES), ("deep", 0)])
+def test_the_comparisons_queued_hits_are_the_unjudged_works_in_pool(
+    charlie, open_project, name, queued
+):
+    """Within the pool depth every unjudged hit is queued; past it (the deep list's rank
+    2 under a pool depth of 1) only where another list ranks the pair within it."""
+    project, made = open_project
+    other = made[name]
+
+    body = charlie.get(
+        f"/api/projects/{project.slug}/compare/", {"a": made["judged"].pk, "b": other.pk, "k": 10}
+    ).json()
+
+    work = charlie.get(f"/api/result-lists/{other.pk}/unjudged/", {"k": 10}).json()
+    assert body["b"]["unjudged_in_top_k"] == work["unjudged"] == QUERIES
+    assert body["b"]["queued"] == work["in_pool"] == queued
