@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from judgements import importers, imports
 from judgements.models import Job, Project
-from searchlogs.services import search_log_ingest
+from searchlogs.services import LOG_FORMATS, search_log_ingest
 
 # Arguments the kinds below fill themselves; any other keyword flag is an option.
 FILLED = {"project", "upload", "file_format", "uploaded_by", "query_map"}
@@ -49,6 +49,11 @@ class UploadKind:
         return dict(inspect.signature(self.service).parameters)
 
     @property
+    def takes_ordinal_base(self) -> bool:
+        """Whether the file's click positions may count from 0 (a UBI log's)."""
+        return "ordinal_base" in self.parameters
+
+    @property
     def takes_query_map(self) -> bool:
         """Whether a queries CSV (``id,text``) may say which query each qid is."""
         return "query_map" in self.parameters
@@ -73,7 +78,7 @@ class UploadKind:
     def run(self, *, project: Project, files: dict[str, Iterable[bytes]], user, options: dict):
         """Import ``files["file"]`` with ``options``; all or nothing (``ImportRejected``)."""
         arguments = {"project": project, "upload": files["file"], **_arguments(options)}
-        if self.formats:
+        if self.formats and "file_format" in self.parameters:
             arguments["file_format"] = arguments.pop("format")
         if "uploaded_by" in self.parameters:
             arguments["uploaded_by"] = user
@@ -165,8 +170,10 @@ UPLOADS = {
         UploadKind(
             Job.Kind.SEARCH_LOG,
             "Search log",
-            "JSON Lines of impressions, clicks and dwells; events already stored are skipped.",
+            "Impressions, clicks and dwells, as this app's JSON Lines or User Behavior "
+            "Insights records; events already stored are skipped.",
             search_log_ingest,
+            LOG_FORMATS,
         ),
     ]
 }

@@ -22,19 +22,33 @@ from judgements.api.catalogue import validated
 from judgements.api.projects import JOB_ACCEPTED, job_accepted, upload_run
 from judgements.models import Job, Project
 from searchlogs import dashboards
+from searchlogs.services import LOG_FORMATS, ORDINAL_BASES
 
 GROUPINGS = {"day": ("day",), "query": ("query",), "day_query": ("day", "query")}
 
 
 class SearchLogImportApi(APIView):
-    """Store a batch of search events (JSON Lines, see searchlogs.parsing); all or nothing.
+    """Store a batch of search events (this app's JSON Lines, see searchlogs.parsing, or
+    User Behavior Insights records, see searchlogs.ubi); all or nothing.
 
     Events whose ``id`` the project already has are skipped, so a batch may be sent
-    again safely. Every bad line is reported with its line number.
+    again safely. Every bad line is reported with its line number (and field).
     """
 
     class InputSerializer(serializers.Serializer):
-        file = serializers.FileField(help_text="JSON Lines: impression, click and dwell events.")
+        file = serializers.FileField(help_text="The events: see format.")
+        format = serializers.ChoiceField(
+            choices=[(name, log.label) for name, log in LOG_FORMATS.items()],
+            default="ours",
+            help_text="ours: impression, click and dwell events as JSON Lines; ubi: UBI 1.3.0 "
+            "ubi_queries and ubi_events records (NDJSON, a _bulk file or _search responses), "
+            "each checked against UBI's published schemas.",
+        )
+        ordinal_base = serializers.ChoiceField(
+            choices=ORDINAL_BASES,
+            default=1,
+            help_text="UBI only: the position.ordinal of a page's first hit (UBI's 1, or 0).",
+        )
 
     class OutputSerializer(serializers.Serializer):
         rows = serializers.IntegerField(help_text="Events in the batch.")

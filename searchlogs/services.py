@@ -12,7 +12,7 @@ Batches of one project are written one at a time.
 import gc
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import orjson
@@ -47,6 +47,26 @@ NULL = "\\N"
 
 
 FORMATS = ("ours", "ubi")
+
+
+@dataclass(frozen=True)
+class LogFormat:
+    """A search log's file format, as the upload page and the API name it."""
+
+    name: str
+    label: str
+
+
+LOG_FORMATS = {
+    "ours": LogFormat("ours", "JSON Lines of impressions, clicks and dwells (this app's)"),
+    "ubi": LogFormat(
+        "ubi",
+        "User Behavior Insights 1.3.0: ubi_queries and ubi_events (NDJSON, an OpenSearch "
+        "_bulk file or _search/scroll responses)",
+    ),
+}
+# Where a UBI log's click positions start: UBI's 1, or 0 (Chorus's ESCI sample).
+ORDINAL_BASES = (1, 0)
 
 
 @transaction.atomic

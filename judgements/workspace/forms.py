@@ -182,6 +182,14 @@ class UploadForm(forms.Form):
                 help_text="When the engine returned these hits; blank: the file's, else now.",
                 widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
             )
+        if upload.takes_ordinal_base:
+            self.fields["ordinal_base"] = forms.TypedChoiceField(
+                choices=[(1, "1 (UBI's own)"), (0, "0 (as Chorus's ESCI sample)")],
+                coerce=int,
+                initial=1,
+                label="UBI click positions start at",
+                help_text="Only for UBI records: the ordinal of a page's first hit.",
+            )
         if upload.takes_query_map:
             self.fields["queries"] = forms.FileField(
                 required=False,

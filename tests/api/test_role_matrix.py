@@ -133,6 +133,7 @@ FORMATS = {
     "queries-import": "csv",
     "result-lists-import": "trec",
     "judgements-import": "qrels",
+    "search-log-import": "ours",
 }
 
 

@@ -348,3 +348,27 @@ def test_an_uploads_errors_are_listed_in_line_order_the_files_own_last():
     ]
 
     assert [error["line"] for error in _in_line_order(found)] == [2, 5, 9, None]
+
+
+def test_the_search_log_card_takes_ubi_records_with_their_ordinal_base(charlie, project):
+    from searchlogs.models import SearchEvent
+    from tests.searchlogs.test_api import chorus_esci
+
+    form = UploadForm(upload=UPLOADS["search_log"])
+    assert [name for name, _ in form.fields["format"].choices] == ["ours", "ubi"]
+    assert form.fields["ordinal_base"].initial == 1
+
+    refused = post_file(charlie, project, "search_log", chorus_esci(), "ubi.ndjson",
+                        format="ubi", ordinal_base=1)  # fmt: skip
+    assert refused.status_code == 400
+    section = next(s for s in refused.context["sections"] if s["upload"].kind == "search_log")
+    fields = {error["field"] for error in section["errors"]}
+    assert "event_attributes.position.ordinal" in fields
+    assert SearchEvent.objects.filter(project=project).count() == 0
+
+    response = post_file(charlie, project, "search_log", chorus_esci(), "ubi.ndjson",
+                         format="ubi", ordinal_base=0)  # fmt: skip
+    assert response.url == url("uploads", "outdoor") + "#search_log"
+    [message] = [str(m) for m in charlie.get(response.url).context["messages"]]
+    assert message.startswith("Search log from ubi.ndjson: 260 rows read, 260 created")
+    assert SearchEvent.objects.filter(project=project).count() == 260

@@ -9,6 +9,7 @@ from searchlogs.models import SearchEvent
 from tests.api.conftest import upload
 from tests.factories import UserFactory
 from tests.searchlogs.conftest import WORKED_LOG, impression, jsonl
+from tests.searchlogs.test_ubi_files import CHORUS
 
 IMPORT = "/api/projects/outdoor/search-log/import/"
 METRICS = "/api/projects/outdoor/search-log/metrics/"
@@ -143,3 +144,57 @@ def test_an_unknown_project_is_a_404_in_the_error_shape(charlie):
 
     assert response.status_code == 404
     assert list(response.json()) == ["errors"]
+
+
+def chorus_esci() -> bytes:
+    """Chorus's ESCI sample (its _bulk lines verbatim), whose ordinals count from 0."""
+    lines = CHORUS.read_bytes().splitlines(keepends=True)
+    return b"".join(action + record for action, record in zip(lines[::2], lines[1::2], strict=True)
+                    if b'"application": "esci_ubi_sample"' in record)  # fmt: skip
+
+
+def test_ubi_records_are_sent_through_the_api_as_the_command_reads_them(charlie, queries):
+    response = charlie.post(
+        IMPORT,
+        {"file": upload(chorus_esci(), "ubi.ndjson"), "format": "ubi", "ordinal_base": 0},
+        format="multipart",
+    )
+
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["kinds"] == {"impression": 200, "click": 60} and body["created"] == 260
+    assert SearchEvent.objects.filter(kind=1, rank=1).exists()
+    # Sent again: every event is known already.
+    again = charlie.post(
+        IMPORT,
+        {"file": upload(chorus_esci(), "ubi.ndjson"), "format": "ubi", "ordinal_base": 0},
+        format="multipart",
+    )
+    assert again.status_code == 201 and again.json()["created"] == 0
+
+
+def test_ubi_ordinals_read_from_1_by_default_are_line_numbered_errors(charlie, queries):
+    response = charlie.post(
+        IMPORT, {"file": upload(chorus_esci(), "ubi.ndjson"), "format": "ubi"}, format="multipart"
+    )
+
+    assert response.status_code == 400
+    errors = response.json()["errors"]
+    assert errors and all(error["line"] for error in errors)
+    assert any(error["field"] == "event_attributes.position.ordinal" and "ordinal base 0"
+               in error["message"] for error in errors)  # fmt: skip
+    assert SearchEvent.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    "fields, name", [({"format": "parquet"}, "format"), ({"ordinal_base": 2}, "ordinal_base")]
+)
+def test_an_unknown_format_or_base_is_a_400_naming_it(charlie, queries, fields, name):
+    response = charlie.post(
+        IMPORT, {"file": upload(jsonl(*WORKED_LOG), "log.jsonl"), **fields}, format="multipart"
+    )
+
+    assert response.status_code == 400
+    [error] = response.json()["errors"]
+    assert error["field"] == name and "not a valid choice" in error["message"]
+    assert SearchEvent.objects.count() == 0
