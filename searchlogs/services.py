@@ -46,9 +46,6 @@ COLUMNS = {
 NULL = "\\N"
 
 
-FORMATS = ("ours", "ubi")
-
-
 @dataclass(frozen=True)
 class LogFormat:
     """A search log's file format, as the upload page and the API name it."""
@@ -65,6 +62,7 @@ LOG_FORMATS = {
         "_bulk file or _search/scroll responses)",
     ),
 }
+FORMATS = tuple(LOG_FORMATS)
 # Where a UBI log's click positions start: UBI's 1, or 0 (Chorus's ESCI sample).
 ORDINAL_BASES = (1, 0)
 
