@@ -7,7 +7,8 @@
 -- each trigger) and rebuild the project once, set-based, in judgements/derived/rebuild.py
 -- (one sort of its log, no per-pair probe). Deferral: migration 0021.
 -- Machine judges' events take no rater's slot (judgements_current_answers leaves them
--- out): migration 0022. A hit recounts only the pairs it brings into the pool: 0039.
+-- out): migration 0022. One upsert adds pairs (judgements_queue_pool_upsert), and a hit
+-- recounts only the pairs it brings into the pool: 0039.
 
 CREATE OR REPLACE FUNCTION judgements_queue_recount(pair_queries bigint[], pair_documents bigint[])
  RETURNS void
@@ -63,13 +64,55 @@ BEGIN
           (target.grades, target.needed, target.answered, target.wanted);
 END $$;
 
-CREATE OR REPLACE FUNCTION judgements_queue_repool(pair_queries bigint[], pair_documents bigint[])
+CREATE OR REPLACE FUNCTION judgements_queue_pool_upsert(
+    pair_projects bigint[], pair_queries bigint[], pair_documents bigint[],
+    pair_ranks integer[], improve_only boolean)
  RETURNS void
  LANGUAGE plpgsql
 AS $$
 DECLARE
     new_queries bigint[];
     new_documents bigint[];
+BEGIN
+    -- The one statement that adds pairs to the pool: each pair with its best rank
+    -- (``improve_only``: the rank given replaces a worse one only, as new hits can only
+    -- improve it), locked in (query, document) order. The pairs that joined are
+    -- recounted, since they may have been judged before; a pair in the pool already keeps
+    -- its counts, which follow the answers and requests, not the hits.
+    WITH upserted AS (
+        INSERT INTO judgements_queuepair
+            (project_id, query_id, document_id, best_rank, grades, needed, answered, wanted)
+        SELECT pooled.project_id, pooled.query_id, pooled.document_id, pooled.best_rank,
+               0, project.judges_per_pair, '{}'::jsonb, 0
+        FROM unnest(pair_projects, pair_queries, pair_documents, pair_ranks)
+            AS pooled (project_id, query_id, document_id, best_rank)
+        JOIN judgements_project project ON project.id = pooled.project_id
+        ORDER BY pooled.query_id, pooled.document_id
+        ON CONFLICT (query_id, document_id) DO UPDATE
+        SET best_rank = EXCLUDED.best_rank
+        WHERE judgements_queuepair.best_rank > EXCLUDED.best_rank
+           OR (NOT improve_only AND judgements_queuepair.best_rank <> EXCLUDED.best_rank)
+        -- xmax is 0 on a row this statement inserted, not on one it updated.
+        RETURNING query_id, document_id, xmax = 0 AS inserted
+    )
+    SELECT array_agg(query_id) FILTER (WHERE inserted),
+           array_agg(document_id) FILTER (WHERE inserted)
+    INTO new_queries, new_documents
+    FROM upserted;
+    IF new_queries IS NOT NULL THEN
+        PERFORM judgements_queue_recount(new_queries, new_documents);
+    END IF;
+END $$;
+
+CREATE OR REPLACE FUNCTION judgements_queue_repool(pair_queries bigint[], pair_documents bigint[])
+ RETURNS void
+ LANGUAGE plpgsql
+AS $$
+DECLARE
+    pool_projects bigint[];
+    pool_queries bigint[];
+    pool_documents bigint[];
+    pool_ranks integer[];
 BEGIN
     WITH touched AS (
         SELECT DISTINCT query_id, document_id
@@ -110,31 +153,14 @@ BEGIN
         DELETE FROM judgements_queuelease lease
         USING left_pool
         WHERE lease.query_id = left_pool.query_id AND lease.document_id = left_pool.document_id
-    ),
-    upserted AS (
-    INSERT INTO judgements_queuepair
-        (project_id, query_id, document_id, best_rank, grades, needed, answered, wanted)
-    SELECT pooled.project_id, pooled.query_id, pooled.document_id, pooled.best_rank,
-           0, project.judges_per_pair, '{}'::jsonb, 0
-    FROM pooled
-    JOIN judgements_project project ON project.id = pooled.project_id
-    ORDER BY pooled.query_id, pooled.document_id
-    ON CONFLICT (query_id, document_id) DO UPDATE
-    SET best_rank = EXCLUDED.best_rank
-    WHERE judgements_queuepair.best_rank <> EXCLUDED.best_rank
-    -- xmax is 0 on a row this statement inserted, not on one it updated.
-    RETURNING query_id, document_id, xmax = 0 AS inserted
     )
-    SELECT array_agg(query_id) FILTER (WHERE inserted),
-           array_agg(document_id) FILTER (WHERE inserted)
-    INTO new_queries, new_documents
-    FROM upserted;
-
-    -- A pair may have been judged before it joined the pool. A pair already in it keeps
-    -- its counts: they follow the answers and requests, which a hit does not change (its
-    -- row was locked by the upsert all the same).
-    IF new_queries IS NOT NULL THEN
-        PERFORM judgements_queue_recount(new_queries, new_documents);
+    SELECT array_agg(project_id), array_agg(query_id), array_agg(document_id),
+           array_agg(best_rank)
+    INTO pool_projects, pool_queries, pool_documents, pool_ranks
+    FROM pooled;
+    IF pool_queries IS NOT NULL THEN
+        PERFORM judgements_queue_pool_upsert(
+            pool_projects, pool_queries, pool_documents, pool_ranks, false);
     END IF;
 END $$;
 
@@ -145,16 +171,17 @@ AS $$
 DECLARE
     pair_queries bigint[];
     pair_documents bigint[];
+    pool_projects bigint[];
+    pool_ranks integer[];
 BEGIN
     IF TG_OP = 'INSERT' THEN
-        -- New hits only add to the pool: a pair joins it, or its best rank improves, as
-        -- judgements_queue_repool() would find, without reading every list's hits of
-        -- each pair again. Pairs that joined are recounted (judged before they joined).
-        WITH upserted AS (
-            INSERT INTO judgements_queuepair
-                (project_id, query_id, document_id, best_rank, grades, needed, answered, wanted)
-            SELECT run.project_id, hit.query_id, hit.document_id, min(hit.rank),
-                   0, min(project.judges_per_pair), '{}'::jsonb, 0
+        -- New hits only add to the pool: a pair joins it, or its best rank improves, so
+        -- the new hits alone say how (no other list's hits are read again).
+        SELECT array_agg(project_id), array_agg(query_id), array_agg(document_id),
+               array_agg(best_rank)
+        INTO pool_projects, pair_queries, pair_documents, pool_ranks
+        FROM (
+            SELECT run.project_id, hit.query_id, hit.document_id, min(hit.rank) AS best_rank
             FROM changed_hits hit
             JOIN judgements_resultlist run ON run.id = hit.result_list_id
             JOIN judgements_project project ON project.id = run.project_id
@@ -163,18 +190,10 @@ BEGIN
                           WHERE request.query_id = hit.query_id
                             AND request.document_id = hit.document_id)
             GROUP BY run.project_id, hit.query_id, hit.document_id
-            ORDER BY hit.query_id, hit.document_id
-            ON CONFLICT (query_id, document_id) DO UPDATE
-            SET best_rank = EXCLUDED.best_rank
-            WHERE judgements_queuepair.best_rank > EXCLUDED.best_rank
-            RETURNING query_id, document_id, xmax = 0 AS inserted
-        )
-        SELECT array_agg(query_id) FILTER (WHERE inserted),
-               array_agg(document_id) FILTER (WHERE inserted)
-        INTO pair_queries, pair_documents
-        FROM upserted;
+        ) AS pooled;
         IF pair_queries IS NOT NULL THEN
-            PERFORM judgements_queue_recount(pair_queries, pair_documents);
+            PERFORM judgements_queue_pool_upsert(
+                pool_projects, pair_queries, pair_documents, pool_ranks, true);
         END IF;
         RETURN NULL;
     END IF;
