@@ -41,9 +41,8 @@ django.setup()
 
 from django.test import Client  # noqa: E402
 
-from judgements.models import Judgement, QueryGrades  # noqa: E402
-from metrics import tasks  # noqa: E402
-from metrics.models import LatestMetricPoint, StaleQuery  # noqa: E402
+from judgements.models import Judgement  # noqa: E402
+from metrics.models import LatestMetricPoint  # noqa: E402
 from metrics.registry import project_spec  # noqa: E402
 from metrics.sources import freshness  # noqa: E402
 from tests.bench.bench_dashboards import (  # noqa: E402
@@ -53,6 +52,7 @@ from tests.bench.bench_dashboards import (  # noqa: E402
     analyst,
     sql_clock,
     timed,
+    up_to_date,
 )
 from tests.bench.summary import load_average, record  # noqa: E402
 
@@ -106,17 +106,11 @@ def main() -> int:
 
 
 def _bring_series_up_to_date(project) -> None:
-    """What the refresh task does after a load or grades (``project_metrics_refresh``):
-    the packed rows filled, then the stored series."""
     spec = project_spec(project)
-    stale = StaleQuery.objects.filter(query__project=project).count()
-    stale += QueryGrades.objects.filter(project=project, stale=True).count()
     computed = LatestMetricPoint.objects.filter(
         result_list__project=project, metric=spec.name
     ).exists()
-    if stale or not computed:
-        written, seconds = timed(lambda: tasks.project_metrics_refresh.call(project.pk))
-        print(f"project_metrics_refresh: {written:,} points in {seconds[0]:.1f} s")
+    up_to_date(project, computed=computed)
     fresh = freshness(project, spec, as_of=None)
     print(f"The project's metric is {fresh.lists.label} (metrics.sources).")
 

@@ -284,19 +284,24 @@ def _bench_rebuild(project, days: int) -> None:
     print(f"  {seconds[0]:.1f} s, {seconds[0] / days:.2f} s per bucket ({lists} result lists)")
 
 
+def up_to_date(project, *, computed: bool = True) -> None:
+    """What the refresh task does after a load or grades (``project_metrics_refresh``):
+    the packed rows filled, then the stored series; the pages then read both. Runs when
+    a mark is left or, with ``computed`` False, when no point is stored yet."""
+    stale = StaleQuery.objects.filter(query__project=project).count()
+    stale += QueryGrades.objects.filter(project=project, stale=True).count()
+    if stale or not computed:
+        written, seconds = timed(lambda: tasks.project_metrics_refresh.call(project.pk))
+        print(f"  project_metrics_refresh of {stale} stale marks: {seconds[0]:.1f} s, "
+              f"{written:,} points")  # fmt: skip
+
+
 def _bench_pages(project, repeat: int) -> None:
     client = Client(HTTP_HOST="localhost")
     client.force_login(analyst())
     result_list = project.result_lists.order_by("captured_at").last()
     print(f"\n== Pages (server time in-process, warm-up then best and median of {repeat}) ==")
-    stale = StaleQuery.objects.filter(query__project=project).count()
-    stale += QueryGrades.objects.filter(project=project, stale=True).count()
-    if stale:
-        # What the refresh task does after grading (the packed rows filled, then the
-        # series); the pages then read the stored series.
-        written, seconds = timed(lambda: tasks.project_metrics_refresh.call(project.pk))
-        print(f"  project_metrics_refresh of {stale} stale marks: {seconds[0]:.1f} s, "
-              f"{written} points")  # fmt: skip
+    up_to_date(project)
     lists = list(project.result_lists.all())
     spec = project_spec(project)
     fresh = freshness(project, spec, as_of=None)
