@@ -8,7 +8,6 @@ from dataclasses import dataclass
 import numpy as np
 from django.core.cache import cache
 from django.core.paginator import Page, Paginator
-from django.db import connection
 
 from judgements.models import Project, ResultList
 from metrics import evaluate, packed_reads
@@ -23,7 +22,7 @@ from metrics.core.stats import (
 from metrics.dashboards.evaluations import Evaluation, list_evaluations
 from metrics.dashboards.labels import measure_label
 from metrics.dashboards.measures import list_measures
-from metrics.dashboards.unjudged import POOLED_SQL
+from metrics.dashboards.unjudged import pooled_count
 from metrics.registry import MetricSpec
 from metrics.sources import HUMAN, Grades, Source, freshness, one_snapshot
 
@@ -311,7 +310,7 @@ def open_bounds(project, spec, fresh, first, second, common, values_a, values_b)
     read = [_read(first.result_list, spec, fresh), _read(second.result_list, spec, fresh)]
     keys = [_keys(grades, documents) for grades, documents in read]
     unjudged = [
-        _unjudged_pairs(grades, documents, key, common, spec.k, project.pool_depth)
+        _unjudged_pairs(grades, documents, key, common, spec.k, project.pk, project.pool_depth)
         for (grades, documents), key in zip(read, keys, strict=True)
     ]
     ranges = []
@@ -363,7 +362,7 @@ def _keys(grades, documents) -> np.ndarray:
     return queries * SHIFT + documents.document_ids.astype(np.int64)
 
 
-def _unjudged_pairs(grades, documents, keys, common, k, pool_depth: int):
+def _unjudged_pairs(grades, documents, keys, common, k, project_id: int, pool_depth: int):
     """Unjudged hits in the top k of the compared queries: their queries, documents,
     pair keys (distinct, sorted), the top k hits counted, and how many are queued.
 
@@ -374,15 +373,8 @@ def _unjudged_pairs(grades, documents, keys, common, k, pool_depth: int):
     within = (rank < (k if k is not None else np.inf)) & np.isin(queries, common)
     missing = within & np.isnan(grades.ranked_grades)
     deep = missing & (rank >= pool_depth)
-    params = {
-        "queries": queries[deep].tolist(),
-        "documents": documents.document_ids[deep].tolist(),
-    }
-    queued = int(np.count_nonzero(missing)) - len(params["queries"])
-    if params["queries"]:
-        with connection.cursor() as cursor:
-            cursor.execute(POOLED_SQL, params)
-            queued += cursor.fetchone()[0]
+    queued = int(np.count_nonzero(missing & ~deep))
+    queued += pooled_count(project_id, queries[deep], documents.document_ids[deep])
     return (
         queries[missing],
         documents.document_ids[missing],

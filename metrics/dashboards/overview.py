@@ -17,7 +17,6 @@ from django.db import connection
 from django.db.models import Count, Sum, Value
 from django.db.models.functions import Least
 
-from config import pgcopy
 from judgements.models import Project, QueuePair, ResultList
 from metrics import selectors
 from metrics.core.segments import sorted_lookup
@@ -26,7 +25,7 @@ from metrics.dashboards.evaluations import Evaluation, epoch_ms, list_evaluation
 from metrics.dashboards.labels import measure_label, measures_line, parameter_line
 from metrics.dashboards.measures import RELEVANT_FROM, list_measures
 from metrics.dashboards.series import SeriesPoint, finite, mean_series, replayed_mean_series
-from metrics.dashboards.unjudged import unjudged_work
+from metrics.dashboards.unjudged import pool_keys, unjudged_work
 from metrics.evaluate import INTERVAL_CONFIDENCE, INTERVAL_RESAMPLES, INTERVAL_SEED
 from metrics.registry import MetricSpec, project_spec
 from metrics.revisions import revisions_per_week
@@ -49,13 +48,6 @@ CROSS JOIN LATERAL (
 # How long a list's interval is kept for the values it was drawn from (a day, as the
 # comparison's).
 INTERVAL_CACHE_SECONDS = 24 * 3600
-
-# The pool's pairs, as the progress bar counts them now: their keys (metrics.selectors.
-# pair_keys) in any order, in one field (a field per row took half as long again).
-POOL_PAIRS_SQL = """
-SELECT string_agg(int8send((query_id << 32) | document_id), ''::bytea)
-FROM judgements_queuepair WHERE project_id = %(project)s
-"""
 
 
 @dataclass(frozen=True)
@@ -399,8 +391,7 @@ def pool_progress(
         return PoolProgress(totals["pairs"], totals["collected"] or 0, wanted, project.pool_depth)
     if pairs is None:
         pairs = selectors.pair_grades(project.pk, fresh=fresh, policy="mean")
-    [column] = pgcopy.copy_row(POOL_PAIRS_SQL, {"project": project.pk})
-    keys = pgcopy.unpacked(column, ">i8")
+    keys = pool_keys(project.pk)
     # A pair without a grade is not among ``pairs``: NaN, counted 0.
     grades = np.nan_to_num(sorted_lookup(pairs.keys, pairs.raters.astype(np.float64), keys))
     collected = int(np.minimum(grades, wanted).sum())

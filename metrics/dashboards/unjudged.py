@@ -11,19 +11,36 @@ import datetime as dt
 from dataclasses import dataclass
 
 import numpy as np
-from django.db import connection
 
+from config import pgcopy
 from judgements.models import Project, ResultList
 from metrics import evaluate, packed_reads
-from metrics.core.segments import positions, segment_maxima
+from metrics.core.segments import pair_keys, positions, segment_maxima
 from metrics.registry import MetricSpec
 from metrics.sources import Source, grades_freshness, one_snapshot
 
-POOLED_SQL = """
-SELECT count(*) FROM judgements_queuepair pair
-JOIN unnest(%(queries)s::bigint[], %(documents)s::bigint[]) AS hit (query_id, document_id)
-    USING (query_id, document_id)
+# The pool's pairs, as the progress bar counts them now: their keys (metrics.selectors.
+# pair_keys) in any order, in one field (a field per row took half as long again).
+POOL_PAIRS_SQL = """
+SELECT string_agg(int8send((query_id << 32) | document_id), ''::bytea)
+FROM judgements_queuepair WHERE project_id = %(project)s
 """
+
+
+def pool_keys(project_id: int) -> np.ndarray:
+    """The keys (``pair_keys``) of the project's pool pairs, now, in any order."""
+    [column] = pgcopy.copy_row(POOL_PAIRS_SQL, {"project": project_id})
+    return pgcopy.unpacked(column, ">i8")
+
+
+def pooled_count(project_id: int, query_ids: np.ndarray, document_ids: np.ndarray) -> int:
+    """How many of the (query, document) pairs are in the project's pool: its keys read
+    once in binary and looked up here (sending tens of thousands of pairs as statement
+    parameters cost about 0.3 s a list)."""
+    if not len(query_ids):
+        return 0
+    wanted = pair_keys(query_ids, document_ids)
+    return int(np.count_nonzero(np.isin(wanted, pool_keys(project_id))))
 
 
 @dataclass(frozen=True)
@@ -109,10 +126,7 @@ def _pooled(result_list, grades, deep: np.ndarray, k: int | None) -> int | None:
     if not (same and np.array_equal(hits.offsets, grades.offsets)):
         return None
     queries = np.repeat(hits.query_ids, np.diff(hits.offsets))[deep]
-    pairs = {"queries": queries.tolist(), "documents": hits.document_ids[deep].tolist()}
-    with connection.cursor() as cursor:
-        cursor.execute(POOLED_SQL, pairs)
-        return cursor.fetchone()[0]
+    return pooled_count(result_list.project_id, queries, hits.document_ids[deep])
 
 
 def _rows(grades, missing, counts, retrieved) -> list[UnjudgedQuery]:
